@@ -1,0 +1,4 @@
+// ESM entry of `foyer/logger`: the same function object `require('foyer/logger')` returns.
+import logger from '../entries/logger.js'
+
+export default logger
