@@ -1,0 +1,5 @@
+import neostandard from 'neostandard'
+
+export default [
+  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.ci/runtimes/**', 'bench/results/**'] })
+]
