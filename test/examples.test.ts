@@ -1,0 +1,97 @@
+// The runnable examples start and answer as their comments say. They load the built package
+// (`npm run build` first, as `npm test` does).
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { describe, it, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { gzipSync } from 'node:zlib'
+
+interface Running { url: string, child: ChildProcess, output: () => string }
+
+async function start (file: string): Promise<Running> {
+  const child = spawn(process.execPath, [file], { env: { ...process.env, PORT: '0', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout?.on('data', (c: Buffer) => { out += c.toString() })
+  child.stderr?.on('data', (c: Buffer) => { out += c.toString() })
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => { reject(new Error(`${file} did not start: ${out}`)) }, 10_000)
+    child.stdout?.on('data', () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out)
+      if (m?.[1] !== undefined) { clearTimeout(timer); resolve(m[1]) }
+    })
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`${file} exited ${String(code)}: ${out}`)) })
+  })
+  return { url, child, output: () => out }
+}
+
+async function waitFor (check: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
+}
+
+const running: Running[] = []
+after(() => { for (const r of running) r.child.kill() })
+
+describe('examples/demo.mjs', () => {
+  it('answers with the parser that matched and the parsed body, and logs in the dev format', async () => {
+    const demo = await start('examples/demo.mjs')
+    running.push(demo)
+    let res = await fetch(`${demo.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"tea"}' })
+    assert.equal(res.status, 200)
+    assert.deepEqual(await res.json(), { method: 'POST', url: '/items', parser: 'json', body: { name: 'tea' } })
+
+    res = await fetch(`${demo.url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a[b]=1&c=2' })
+    assert.deepEqual(await res.json(), { method: 'POST', url: '/form', parser: 'urlencoded', body: { a: { b: '1' }, c: '2' } })
+
+    res = await fetch(`${demo.url}/note`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
+    assert.deepEqual(await res.json(), { method: 'POST', url: '/note', parser: 'text', body: 'hello' })
+
+    res = await fetch(`${demo.url}/gz`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"zipped":true}') })
+    assert.deepEqual(await res.json(), { method: 'POST', url: '/gz', parser: 'json', body: { zipped: true } })
+
+    res = await fetch(`${demo.url}/bad`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' })
+    assert.equal(res.status, 400)
+    const err = await res.json() as { error: { status: number, type: string } }
+    assert.equal(err.error.status, 400)
+    assert.equal(err.error.type, 'entity.parse.failed')
+
+    await waitFor(() => demo.output().includes('POST /bad 400'))
+    assert.match(demo.output(), /^POST \/items 200 [\d.]+ ms - \d+$/m)
+    assert.match(demo.output(), /^POST \/bad 400 [\d.]+ ms - \d+$/m)
+  })
+})
+
+describe('examples/node-http.mjs', () => {
+  it('parses JSON and logs a combined line', async () => {
+    const app = await start('examples/node-http.mjs')
+    running.push(app)
+    const res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,2]' })
+    assert.deepEqual(await res.json(), { received: [1, 2] })
+    await waitFor(() => app.output().includes('"POST / HTTP/1.1" 200'))
+    assert.match(app.output(), /^127\.0\.0\.1 - - \[[^\]]+\] "POST \/ HTTP\/1\.1" 200 \d+ "-" "[^"]*"$/m)
+  })
+})
+
+describe('examples/express.mjs', () => {
+  it('parses per route and answers parser errors with their type', async () => {
+    const app = await start('examples/express.mjs')
+    running.push(app)
+    let res = await fetch(`${app.url}/api/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":7}' })
+    assert.deepEqual(await res.json(), { item: { id: 7 } })
+    res = await fetch(`${app.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=ada' })
+    assert.equal(await res.text(), 'hello ada\n')
+    res = await fetch(`${app.url}/api/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    assert.equal(res.status, 400)
+    assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+  })
+})
+
+describe('examples/connect.mjs', () => {
+  it('parses forms and text', async () => {
+    const app = await start('examples/connect.mjs')
+    running.push(app)
+    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x[]=1&x[]=2' })
+    assert.deepEqual(await res.json(), { body: { x: ['1', '2'] } })
+    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' })
+    assert.deepEqual(await res.json(), { body: '<p>hi</p>' })
+  })
+})

@@ -1,0 +1,34 @@
+// An ESM consumer of the packed package. `import` and `require` must share one module graph:
+// a token registered through one is used when logging through the other.
+import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import * as foyer from 'foyer'
+import logger from 'foyer/logger'
+import body, { json, raw, text, urlencoded } from 'foyer/body'
+
+const require = createRequire(import.meta.url)
+
+assert.deepEqual(Object.keys(foyer).sort(), ['json', 'logger', 'raw', 'text', 'urlencoded'])
+assert.equal(logger, require('foyer/logger'))
+assert.equal(foyer.logger, logger)
+assert.equal(body, require('foyer/body'))
+assert.deepEqual([json, raw, text, urlencoded], [body.json, body.raw, body.text, body.urlencoded])
+assert.equal(json, require('foyer').json)
+
+require('foyer/logger').token('registered-by-require', () => 'seen-by-import')
+logger.format('format-by-require', ':registered-by-require')
+const line = logger.compile(':registered-by-require')(logger, {}, {})
+assert.equal(line, 'seen-by-import')
+
+const lines = []
+const mw = logger('format-by-require', { stream: { write (l) { lines.push(l) } } })
+const server = createServer((req, res) => mw(req, res, () => res.end('ok')))
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+const reply = await fetch(`http://127.0.0.1:${server.address().port}/`)
+assert.equal(await reply.text(), 'ok')
+server.closeAllConnections()
+server.close()
+await new Promise((resolve) => setTimeout(resolve, 50))
+assert.deepEqual(lines, ['seen-by-import\n'])
+console.log('import: ok')

@@ -1,0 +1,18 @@
+// Type-level drop-in check for CommonJS consumers: the morgan and body-parser idioms compile.
+import logger = require('foyer/logger')
+import bodyParser = require('foyer/body')
+import foyer = require('foyer')
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+type Mw = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void
+
+logger.token('id', (req: IncomingMessage) => String(req.headers['x-id']))
+const combined: Mw = logger('combined', { skip: (_req, res) => res.statusCode < 400 })
+const parsers: Mw[] = [
+  bodyParser.json({ limit: '1mb', strict: false }),
+  bodyParser.urlencoded({ extended: true, parameterLimit: 10 }),
+  bodyParser.text({ type: 'text/*' }),
+  bodyParser.raw({ type: () => true }),
+  foyer.json()
+]
+export { combined, parsers }
