@@ -1,17 +1,346 @@
+// logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { recordStartTime } from './clock.js'
+import { compileFormat, RAW_TOKENS, TOKENS } from './compile.js'
+import { escapeLogField } from './escape.js'
+import { registerFormats } from './formats.js'
+import { hookHeaders, whenDone } from './response.js'
+import { IntervalBuffer, sinkFor } from './sink.js'
+import type { LogStream, Output, Owner } from './sink.js'
+import { registerTokens, remoteAddress } from './tokens.js'
+import type { LoggedRequest, LoggedResponse } from './tokens.js'
 
-export type FormatFn = (tokens: unknown, req: IncomingMessage, res: ServerResponse) => string | null | undefined
+/**
+ * A token function: called as `fn(req, res)`, or `fn(req, res, arg)` for `:name[arg]`, with
+ * `this` the token table. Its value is the text of the token; a falsy value (`undefined`,
+ * `null`, `''`) prints as `-`. String values are escaped for a one-line log.
+ */
+export type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
+  (req: Req, res: Res, ...args: string[]) => string | undefined
+
+/** The `tokens` object a format function receives: every defined token, by name. */
+export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
+  [name: string]: TokenFn<Req, Res> | undefined
+  /** `:date[clf|iso|web]`, UTC, default `web`. */
+  date: TokenFn<Req, Res>
+  'http-version': TokenFn<Req, Res>
+  method: TokenFn<Req, Res>
+  pid: TokenFn<Req, Res>
+  referrer: TokenFn<Req, Res>
+  'remote-addr': TokenFn<Req, Res>
+  'remote-user': TokenFn<Req, Res>
+  /** `:req[header]` */
+  req: TokenFn<Req, Res>
+  /** `:res[header]` */
+  res: TokenFn<Req, Res>
+  /** `:response-time[digits]`, default 3 digits. */
+  'response-time': TokenFn<Req, Res>
+  status: TokenFn<Req, Res>
+  /** `:total-time[digits]`, default 3 digits. */
+  'total-time': TokenFn<Req, Res>
+  url: TokenFn<Req, Res>
+  'user-agent': TokenFn<Req, Res>
+}
+
+/**
+ * A format function: called as `fn(tokens, req, res)` when a line is due. It returns the line
+ * (without newline), or `undefined` / `null` to write nothing. With an object-mode stream an
+ * object may be returned; it is written as-is.
+ */
+export type FormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
+  (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string | object | null | undefined
+
+/** A destination for log lines: a writable stream, or any object with a `write` method. */
+export interface LoggerStream {
+  write (chunk: string | object): unknown
+  /** When true, an object returned by a format function is written as-is, without newline. */
+  readonly writableObjectMode?: boolean | undefined
+}
+
+export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
+  /**
+   * Write the line when the request arrives instead of when the response is done. The request
+   * is logged even if the server crashes, but nothing about the response can be (`:status`,
+   * `:res[...]` and the timings are `-`).
+   * @default false
+   */
+  immediate?: boolean | undefined
+  /**
+   * Called as `skip(req, res)` when the line is due; a truthy result writes nothing.
+   * @default false (never skip)
+   */
+  skip?: ((req: Req, res: Res) => unknown) | false | undefined
+  /**
+   * Where lines go. A byte stream (any `stream.Writable` not in object mode, such as an
+   * fs.WriteStream or process.stdout) receives lines batched: one write holds every line since
+   * the previous write, which is at least one event-loop turn and at most about 10 ms of lines
+   * under load. Other writers (object-mode streams, plain `{ write }` objects) get one call per
+   * line, synchronously, as with morgan. An 'error' on the stream is reported once through
+   * process.emitWarning and never crashes the process; lines for it are dropped from then on.
+   * @default process.stdout
+   */
+  stream?: LoggerStream | undefined
+  /**
+   * How many bytes of lines may wait for a stream that is not keeping up (a write still in
+   * progress, or write() returned false) before further lines are dropped. Dropped lines are
+   * counted in the middleware's `dropped` and reported through process.emitWarning when the
+   * stream catches up. A line arriving while nothing waits is always taken.
+   * @default 16777216 (16 MiB)
+   */
+  maxPending?: number | undefined
+  /**
+   * @deprecated as in morgan: collect lines for this many milliseconds (`true`: 1000) and
+   * write them together. Batching per event-loop turn is always on for byte streams.
+   * @default false
+   */
+  buffer?: boolean | number | undefined
+}
+
+/** The options object of the legacy `logger(options)` form, which names the format inside. */
+export interface LegacyLoggerOptions<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> extends LoggerOptions<Req, Res> {
+  /** @default 'default' */
+  format?: string | FormatFn<Req, Res> | undefined
+}
+
+/** The middleware `logger()` returns: connect-style, usable with Express, Connect and node:http. */
+export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
+  (req: Req, res: Res, next: (err?: unknown) => void): void
+  /** Lines of this logger dropped because the stream fell too far behind or failed. */
+  readonly dropped: number
+}
 
 export interface Logger {
-  (format: string | FormatFn, options?: object): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void
-  compile: (format: string) => FormatFn
+  /**
+   * A middleware writing one line per request. `format` is a predefined format name
+   * (`combined`, `common`, `dev`, `short`, `tiny`, or one registered with `format()`), a format
+   * string with tokens, or a format function.
+   */
+  <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | FormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
+  /** @deprecated use `logger(format, options)`. */
+  <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(options: LegacyLoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
+  /** Defines the token `:name`, replacing any token of that name. Returns the logger. */
+  token: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fn: TokenFn<Req, Res>) => Logger
+  /** Defines the named format `name`, replacing any format of that name. Returns the logger. */
+  format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | FormatFn<Req, Res>) => Logger
+  /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
+  compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
 
-function create (format: string | FormatFn, options?: object): (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void {
-  void format; void options
-  return (_req, _res, next) => { next() }
+type AnyFormat = (tokens: TokenIndexer, req: LoggedRequest, res: LoggedResponse) => unknown
+type AnyToken = (req: LoggedRequest, res: LoggedResponse, ...args: unknown[]) => unknown
+
+// One registry per process, not per copy of this module: when both a CommonJS and an ESM copy
+// are loaded, a token registered through one is used by the other.
+interface Registry {
+  /** The escaping wrappers, by name: the `tokens` object format functions receive. */
+  readonly tokens: TokenIndexer
+  /** The functions as registered, before escaping: for output shapes that escape their own way. */
+  readonly rawTokens: Record<string, AnyToken>
+  readonly formats: Record<string, string | AnyFormat>
+  /** Each escaping wrapper's registered function. */
+  readonly unwrapped: WeakMap<AnyToken, AnyToken>
 }
 
-export const logger: Logger = Object.assign(create, {
-  compile (format: string): FormatFn { return () => format }
-})
+const REGISTRY = Symbol.for('foyer.logger.registry')
+const holder = globalThis as { [REGISTRY]?: Registry }
+const existing = holder[REGISTRY]
+const registry: Registry = existing ?? (holder[REGISTRY] = createRegistry())
+
+function createRegistry (): Registry {
+  const rawTokens = Object.create(null) as Record<string, AnyToken>
+  const tokens = Object.create(null) as TokenIndexer
+  Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
+  return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped: new WeakMap() }
+}
+
+const DEFAULT_MAX_PENDING = 16 * 1024 * 1024
+const DEFAULT_BUFFER_INTERVAL = 1000
+
+const deprecated = new Set<string>()
+// morgan prints these through `depd` ("morgan deprecated <message>" on stderr, once per call
+// site); here they are DeprecationWarnings, once per process, so --no-deprecation and
+// --throw-deprecation apply.
+function deprecate (message: string, code: string): void {
+  if (deprecated.has(code)) return
+  deprecated.add(code)
+  process.emitWarning(`foyer/logger: ${message}`, { type: 'DeprecationWarning', code })
+}
+
+// The logger function also shows each token and format as a property, as morgan's does
+// (`logger.combined`, `logger.url(req, res)`), except names the function already uses.
+const mirrored = new Set<string>()
+function mirror (name: string, value: unknown): void {
+  if (!mirrored.has(name) && name in logger) return
+  mirrored.add(name)
+  if (name === 'default') {
+    Object.defineProperty(logger, name, {
+      configurable: true,
+      enumerable: true,
+      get () { deprecate('default format: use combined format', 'FOYER_DEP_DEFAULT_FORMAT'); return registry.formats.default },
+      set (fmt: string | FormatFn) { logger.format('default', fmt) }
+    })
+    return
+  }
+  Object.defineProperty(logger, name, { configurable: true, enumerable: true, writable: true, value })
+}
+
+function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fn: TokenFn<Req, Res>): Logger {
+  if (typeof name !== 'string') throw new TypeError('argument name must be a string')
+  if (typeof fn !== 'function') throw new TypeError('argument fn must be a function')
+  // A token read back from the table (`logger.url`, `tokens.url`) and registered again, to
+  // restore it, is unwrapped first: its values are escaped once, not twice.
+  const raw = registry.unwrapped.get(fn as unknown as AnyToken) ?? fn as unknown as AnyToken
+  // Escaping lives in the registered function, as in morgan 1.12: a format function calling
+  // tokens.url(req, res) gets the same safe text a format string does.
+  const wrapped = function tokenValue (this: unknown, req: LoggedRequest, res: LoggedResponse, arg?: unknown): unknown {
+    // The token sees the arguments it was given, no more: formats pass an argument only when
+    // one is written, and a token may tell the two apart.
+    const value = arguments.length === 2
+      ? raw.call(this, req, res)
+      : arguments.length === 3 ? raw.call(this, req, res, arg) : raw.apply(this, arguments as unknown as Parameters<AnyToken>)
+    return typeof value === 'string' ? escapeLogField(value) : value
+  }
+  registry.unwrapped.set(wrapped, raw)
+  registry.rawTokens[name] = raw
+  registry.tokens[name] = wrapped as TokenFn
+  mirror(name, wrapped)
+  return logger
+}
+
+function format<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fmt: string | FormatFn<Req, Res>): Logger {
+  if (typeof name !== 'string') throw new TypeError('argument name must be a string')
+  if (typeof fmt !== 'string' && typeof fmt !== 'function') throw new TypeError('argument format must be a string or a function')
+  registry.formats[name] = fmt as string | AnyFormat
+  mirror(name, fmt)
+  return logger
+}
+
+function compile<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (fmt: string): (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string {
+  return compileFormat(fmt) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
+}
+
+/** The format function for a format argument that is not a function. */
+function resolveFormat (fmt: unknown): AnyFormat {
+  // morgan: `formats[name] || name || formats.default`. Any falsy format (null, '', 0, false)
+  // means the default format; a name is looked up; other strings are format strings.
+  let found: unknown = typeof fmt === 'string' ? registry.formats[fmt] : undefined
+  if (found === undefined && !fmt) {
+    deprecate('default format: use combined format', 'FOYER_DEP_DEFAULT_FORMAT')
+    found = registry.formats.default
+  } else if (typeof fmt === 'string' && fmt === 'default') {
+    deprecate('default format: use combined format', 'FOYER_DEP_DEFAULT_FORMAT')
+  }
+  const chosen = found ?? fmt
+  if (typeof chosen === 'function') return chosen as AnyFormat
+  // Numbers, symbols, `true`... fail here with morgan's message.
+  return compileFormat(chosen as string) as unknown as AnyFormat
+}
+
+/** Everything a middleware needs per request, resolved once when it is created. */
+interface Instance {
+  readonly formatLine: AnyFormat
+  readonly skip: ((req: LoggedRequest, res: LoggedResponse) => unknown) | false
+  readonly output: Output
+  readonly objectMode: boolean
+  readonly owner: Owner
+  errorReported: boolean
+}
+
+// The request a response belongs to, for servers whose `res.req` is not the request the
+// middleware saw.
+const REQUEST = Symbol('foyer.logger.request')
+
+function writeLine (instance: Instance, req: LoggedRequest, res: LoggedResponse): void {
+  if (instance.skip !== false && Boolean(instance.skip(req, res))) return
+  const line = instance.formatLine(registry.tokens, req, res)
+  if (line === undefined || line === null) return
+  instance.output.push(instance.objectMode && typeof line === 'object' ? line : (line as string) + '\n', instance.owner)
+}
+
+// Shared by every request: the response carries its request, the logger is passed along.
+function writeDeferredLine (instance: Instance, res: ServerResponse): void {
+  const req = ((res as { [REQUEST]?: LoggedRequest })[REQUEST] ?? res.req) as LoggedRequest
+  try { writeLine(instance, req, res) } catch (err) { reportFormatError(instance, err) }
+}
+
+function reportFormatError (instance: Instance, err: unknown): void {
+  // morgan let this escape from the response's finish event, crashing the server.
+  if (instance.errorReported) return
+  instance.errorReported = true
+  const reason = err instanceof Error ? err.message : String(err)
+  process.emitWarning(`foyer/logger: the format, a token or skip() threw (${reason}); the line was not written`, { type: 'FoyerWarning', code: 'FOYER_LOG_FORMAT_ERROR' })
+}
+
+function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
+  let fmt = format
+  let opts = (options || {}) as LegacyLoggerOptions<LoggedRequest, LoggedResponse>
+  if (format !== null && typeof format === 'object') {
+    opts = format as LegacyLoggerOptions<LoggedRequest, LoggedResponse>
+    fmt = opts.format || 'default'
+    deprecate(`logger(options): use logger(${typeof fmt === 'string' ? JSON.stringify(fmt) : 'format'}, options) instead`, 'FOYER_DEP_OPTIONS_OBJECT')
+  }
+  if (fmt === undefined) deprecate('undefined format: specify a format', 'FOYER_DEP_UNDEFINED_FORMAT')
+  const formatLine = typeof fmt === 'function' ? fmt as AnyFormat : resolveFormat(fmt)
+
+  const skip = opts.skip || false
+  if (skip !== false && typeof skip !== 'function') throw new TypeError('option skip must be a function')
+  const stream = (opts.stream || process.stdout) as LogStream
+  if (typeof stream.write !== 'function') throw new TypeError('option stream must have a write method')
+  const maxPending: unknown = opts.maxPending === undefined ? DEFAULT_MAX_PENDING : opts.maxPending
+  if (typeof maxPending !== 'number' || !(maxPending > 0)) throw new TypeError('option maxPending must be a positive number of bytes')
+
+  const sink = sinkFor(stream)
+  let output: Output = sink
+  if (opts.buffer) {
+    deprecate('buffer option', 'FOYER_DEP_BUFFER')
+    output = new IntervalBuffer(sink, typeof opts.buffer === 'number' ? opts.buffer : DEFAULT_BUFFER_INTERVAL)
+  }
+
+  const immediate = Boolean(opts.immediate)
+  const instance: Instance = {
+    formatLine,
+    skip,
+    output,
+    objectMode: Boolean(stream.writableObjectMode),
+    owner: { maxPending, dropped: 0 },
+    errorReported: false
+  }
+
+  const middleware = function logger (req: LoggedRequest, res: LoggedResponse, next: (err?: unknown) => void): void {
+    // morgan's documented fields, which custom tokens read: the request's start now, the
+    // response's once its headers are written.
+    recordStartTime.call(req)
+    req._remoteAddress = remoteAddress(req)
+    res._startAt = undefined
+    res._startTime = undefined
+
+    if (immediate) {
+      try {
+        writeLine(instance, req, res)
+      } catch (err) {
+        next(err)
+        return
+      }
+    } else {
+      if (res.req !== req) (res as { [REQUEST]?: LoggedRequest })[REQUEST] = req
+      hookHeaders(res)
+      whenDone(res, writeDeferredLine, instance)
+    }
+    next()
+  }
+  Object.defineProperty(middleware, 'dropped', { enumerable: true, get: () => instance.owner.dropped })
+  return middleware as unknown as LoggerMiddleware
+}
+
+/** The logger: `logger(format, options)`, with `.token`, `.format` and `.compile`. */
+export const logger: Logger = Object.assign(createLogger as Logger, { token, format, compile })
+Object.defineProperty(logger, TOKENS, { value: registry.tokens })
+
+if (existing === undefined) {
+  registerTokens(token as (name: string, fn: unknown) => unknown)
+  registerFormats(format as (name: string, fmt: unknown) => unknown, compileFormat as never)
+} else {
+  // Another copy of this module registered everything: show it on this copy's function too.
+  for (const name of Object.keys(registry.formats)) mirror(name, registry.formats[name])
+  for (const name of Object.keys(registry.tokens)) mirror(name, registry.tokens[name])
+}

@@ -1,0 +1,349 @@
+// `npm run bench`: every case, its variants side by side, each in its own server process.
+//
+// Knobs (environment variables):
+//   BENCH_ROUNDS=7        rounds; each round runs every variant of a case once, in rotating order
+//   BENCH_DURATION=2      measured seconds per variant and round
+//   BENCH_WARMUP=1        warm-up seconds before each measured window (doubled in the first round)
+//   BENCH_CONNECTIONS=10  autocannon connections
+//   BENCH_CASES=...       comma list: case names, substrings of them ('json'), or a group ('body', 'logger')
+//   BENCH_VARIANTS=...    comma list of variant names or substrings; the floor always runs
+//   BENCH_OUT=dir         where RESULTS.md and results.json go (default: bench/ for a complete run,
+//                         bench/results/tmp/ for a short or filtered one)
+//   BENCH_CPU_PROF=dir    start the servers with --cpu-prof, profiles in dir
+// Smoke run: BENCH_DURATION=1 BENCH_ROUNDS=1 npm run bench
+import { spawn, spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { request } from 'node:http'
+import os from 'node:os'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { CASES, FLOOR, NOTES, payloadOf, requestOf } from './cases.mjs'
+import { markdown, summarizeCase } from './report.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+function numberFromEnv (name, fallback) {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!(n > 0)) throw new TypeError(`${name} must be a positive number, got ${JSON.stringify(raw)}`)
+  return n
+}
+
+function listFromEnv (name) {
+  const raw = process.env[name]
+  return raw ? raw.split(',').map(s => s.trim()).filter(Boolean) : null
+}
+
+function readConfig () {
+  const casesFilter = listFromEnv('BENCH_CASES')
+  const variantsFilter = listFromEnv('BENCH_VARIANTS')
+  const config = {
+    rounds: Math.round(numberFromEnv('BENCH_ROUNDS', 7)),
+    duration: numberFromEnv('BENCH_DURATION', 2),
+    warmup: numberFromEnv('BENCH_WARMUP', 1),
+    connections: Math.round(numberFromEnv('BENCH_CONNECTIONS', 10)),
+    cases: casesFilter,
+    variants: variantsFilter,
+    pinned: canPin()
+  }
+  // Only a complete run may replace bench/RESULTS.md, the table the README quotes.
+  config.kind = config.rounds < 3 || config.duration < 2
+    ? 'smoke'
+    : casesFilter || variantsFilter ? 'partial' : 'full'
+  return config
+}
+
+function selectCases (config) {
+  const matches = (filter, name, group) => !filter || filter.some(f => f === group || name.includes(f))
+  const selected = CASES
+    .filter(c => matches(config.cases, c.name, c.group))
+    .map(c => ({ ...c, variants: c.variants.filter(v => v === FLOOR[c.group] || matches(config.variants, v)) }))
+  if (selected.length === 0) throw new Error(`BENCH_CASES=${process.env.BENCH_CASES} matches no case; cases: ${CASES.map(c => c.name).join(', ')}`)
+  return selected
+}
+
+function canPin () {
+  if (os.availableParallelism() < 2) return false
+  return spawnSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' }).status === 0
+}
+
+const children = new Set()
+
+/** A node child process with IPC, pinned to `cpu` when the machine allows. */
+function spawnNode (config, cpu, args, env = {}) {
+  const nodeArgs = [process.execPath, ...args]
+  const [command, ...argv] = config.pinned ? ['taskset', '-c', String(cpu), ...nodeArgs] : nodeArgs
+  const child = spawn(command, argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } })
+  children.add(child)
+  const waiting = new Set()
+  let exited = null
+  child.on('message', message => {
+    for (const w of waiting) {
+      if (w.match(message)) {
+        waiting.delete(w)
+        w.resolve(message)
+        return
+      }
+    }
+  })
+  child.on('exit', (code, signal) => {
+    children.delete(child)
+    exited = `exited (${signal ?? code})`
+    for (const w of waiting) w.reject(new Error(`process ${exited}`))
+    waiting.clear()
+  })
+  return {
+    child,
+    /** Sends `message` (if any) and resolves with the first message for which `match` holds. */
+    ask (message, match, timeoutMs = 30000) {
+      if (exited) return Promise.reject(new Error(`process ${exited}`))
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiting.delete(w)
+          reject(new Error(`no answer within ${timeoutMs} ms`))
+        }, timeoutMs)
+        const w = {
+          match,
+          resolve: m => { clearTimeout(timer); resolve(m) },
+          reject: e => { clearTimeout(timer); reject(e) }
+        }
+        waiting.add(w)
+        if (message) child.send(message)
+      })
+    },
+    stop () {
+      if (exited) return Promise.resolve()
+      return new Promise(resolve => {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+        child.once('exit', () => { clearTimeout(timer); resolve() })
+        child.send({ type: 'exit' }, err => { if (err) child.kill() })
+      })
+    }
+  }
+}
+
+class LoadGeneratorError extends Error {}
+
+async function startLoadGenerator (config) {
+  const load = spawnNode(config, 1, [join(here, 'load.mjs')])
+  await load.ask(null, m => m.ready)
+  let next = 0
+  return {
+    stop: () => load.stop(),
+    async run (c, port, duration) {
+      const id = ++next
+      const job = { id, caseName: c.name, port, connections: config.connections, duration }
+      try {
+        const reply = await load.ask(job, m => m.id === id, (duration + 30) * 1000)
+        if (reply.error) throw new Error(reply.error)
+        return reply.result
+      } catch (err) {
+        // not the variant's fault: the whole run stops
+        throw new LoadGeneratorError(`load generator: ${err.message}`)
+      }
+    }
+  }
+}
+
+async function startServer (config, c, variant, tmpDir) {
+  const args = []
+  if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`)
+  args.push('--expose-gc', join(here, 'server.mjs'), c.name, variant)
+  const server = spawnNode(config, 0, args, { BENCH_TMP: tmpDir })
+  const ready = await server.ask(null, m => m.type === 'ready' || m.type === 'fatal')
+  if (ready.type === 'fatal') {
+    await server.stop()
+    throw new Error(ready.message)
+  }
+  return { ...server, port: ready.port }
+}
+
+/** One plain request, to check what a variant does with the case's request before loading it. */
+function send (port, { method, path, headers, body }) {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path, headers }, res => {
+      const chunks = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString() }))
+    })
+    req.on('error', reject)
+    req.setTimeout(10000, () => req.destroy(new Error('no response within 10 s')))
+    req.end(body)
+  })
+}
+
+// A variant that does not do its work would be measured as impossibly cheap: refuse it.
+async function checkVariant (c, server) {
+  const req = requestOf(c)
+  if (c.group === 'body') {
+    const res = await send(server.port, { ...req, path: '/check' })
+    if (res.status !== 200 || res.text !== 'check ok') return `start-up check: ${res.status} ${res.text.slice(0, 300)}`
+    return null
+  }
+  const marker = randomUUID()
+  const res = await send(server.port, { ...req, path: `${req.path}&check=${marker}` })
+  if (res.status !== 200) return `start-up check: ${res.status} ${res.text.slice(0, 300)}`
+  const { problem } = await server.ask({ type: 'logcheck', marker }, m => m.type === 'logchecked', 10000)
+  return problem ? `start-up check: ${problem}` : null
+}
+
+// Any status but 2xx, or a connection error, means the variant is broken for this request.
+function loadProblem (result, server) {
+  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0) return null
+  const codes = Object.entries(result.statusCodes).map(([code, n]) => `${n}×${code}`).join(', ')
+  return `${result.non2xx} non-2xx responses (${codes}), ${result.errors} errors, ${result.timeouts} timeouts` +
+    (server?.lastError ? `; server says: ${server.lastError}` : '')
+}
+
+function loud (message) {
+  const bar = '!'.repeat(78)
+  console.error(`\n${bar}\n${message}\n${bar}\n`)
+}
+
+async function measure (config, load, c, variant, server, round) {
+  // the first window of a fresh process also pays for compiling the hot paths: warm it longer
+  const warm = await load.run(c, server.port, round === 0 ? 2 * config.warmup : config.warmup)
+  const warmProblem = loadProblem(warm)
+  if (warmProblem) return { problem: `during warm-up: ${warmProblem}` }
+  await server.ask({ type: 'start' }, m => m.type === 'started')
+  const result = await load.run(c, server.port, config.duration)
+  const window = await server.ask({ type: 'stop' }, m => m.type === 'stopped')
+  const problem = loadProblem(result, window)
+  if (problem) return { problem }
+  if (window.answered === 0) return { problem: 'the server answered no request in the measured window' }
+  return {
+    run: {
+      cpuUsPerReq: window.cpuUs / window.answered,
+      reqPerSec: result.reqPerSec,
+      answered: window.answered,
+      cpuUs: window.cpuUs,
+      serverFailures: window.failed,
+      preempted: window.preempted,
+      completed: result.completed,
+      seconds: result.duration,
+      latencyP50: result.latencyP50,
+      latencyP99: result.latencyP99,
+      rss: window.rss,
+      heapUsed: window.heapUsed,
+      maxRss: window.maxRss
+    }
+  }
+}
+
+async function runCase (config, load, c, tmpRoot) {
+  const caseResult = { name: c.name, group: c.group, note: c.note, variants: c.variants, broken: {}, rounds: [] }
+  if (c.group === 'body') caseResult.bodyBytes = payloadOf(c).body.length
+  const tmpDir = mkdtempSync(join(tmpRoot, `${c.name}-`))
+  const servers = new Map()
+  const markBroken = (variant, reason) => {
+    caseResult.broken[variant] = reason
+    loud(`BROKEN: ${c.name} / ${variant}: ${reason}`)
+    const server = servers.get(variant)
+    servers.delete(variant)
+    return server?.stop()
+  }
+  try {
+    for (const variant of c.variants) {
+      try {
+        const server = await startServer(config, c, variant, tmpDir)
+        servers.set(variant, server)
+        const problem = await checkVariant(c, server)
+        if (problem) await markBroken(variant, problem)
+      } catch (err) {
+        await markBroken(variant, `cannot start: ${err.message}`)
+      }
+    }
+    for (let round = 0; round < config.rounds; round++) {
+      // rotate the order, so no variant always runs first (or right after the same neighbour)
+      const order = c.variants.map((_, i) => c.variants[(i + round) % c.variants.length])
+      const runs = {}
+      for (const variant of order) {
+        const server = servers.get(variant)
+        if (!server) continue
+        try {
+          const { run, problem } = await measure(config, load, c, variant, server, round)
+          if (problem) {
+            await markBroken(variant, `round ${round + 1}: ${problem}`)
+            continue
+          }
+          runs[variant] = run
+          console.log(`${c.name.padEnd(20)} round ${round + 1}/${config.rounds}  ${variant.padEnd(12)} ` +
+            `${run.cpuUsPerReq.toFixed(1).padStart(7)} µs/req ${run.reqPerSec.toFixed(0).padStart(7)} req/s ` +
+            `${String(run.preempted).padStart(5)} preempted`)
+        } catch (err) {
+          if (err instanceof LoadGeneratorError) throw err
+          await markBroken(variant, `round ${round + 1}: ${err.message}`)
+        }
+      }
+      caseResult.rounds.push({ round: round + 1, order, runs })
+    }
+  } finally {
+    await Promise.all([...servers.values()].map(s => s.stop()))
+    rmSync(tmpDir, { recursive: true, force: true })
+  }
+  caseResult.summary = summarizeCase(caseResult)
+  return caseResult
+}
+
+async function main () {
+  const config = readConfig()
+  const cases = selectCases(config)
+  const runs = cases.reduce((n, c) => n + c.variants.length, 0) * config.rounds
+  const estimate = Math.ceil(runs * (config.warmup + config.duration + 0.5) / 60)
+  console.log(`${config.kind} run: ${cases.length} cases, ${runs} measured windows, about ${estimate} min` +
+    (config.pinned ? '' : ' (no CPU pinning: taskset or a second CPU is missing)'))
+  for (const c of cases) if (c.group === 'body') payloadOf(c)
+
+  const tmpRoot = mkdtempSync(join(os.tmpdir(), 'foyer-bench-'))
+  const cleanUp = () => {
+    for (const child of children) child.kill('SIGKILL')
+    rmSync(tmpRoot, { recursive: true, force: true })
+  }
+  process.once('SIGINT', () => { cleanUp(); process.exit(130) })
+
+  const results = {
+    machine: {
+      cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+      cores: os.cpus().length,
+      node: process.version,
+      platform: `${os.platform()} ${os.release()}`,
+      loadAverageAtStart: os.loadavg()[0],
+      date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
+    },
+    config,
+    notes: NOTES,
+    cases: []
+  }
+  let load
+  try {
+    load = await startLoadGenerator(config)
+    for (const c of cases) results.cases.push(await runCase(config, load, c, tmpRoot))
+  } finally {
+    await load?.stop()
+    cleanUp()
+  }
+  results.machine.loadAverageAtEnd = os.loadavg()[0]
+
+  const outDir = process.env.BENCH_OUT
+    ? resolve(process.env.BENCH_OUT)
+    : config.kind === 'full' ? here : join(here, 'results', 'tmp')
+  mkdirSync(outDir, { recursive: true })
+  const table = markdown(results)
+  writeFileSync(join(outDir, 'RESULTS.md'), table)
+  writeFileSync(join(outDir, 'results.json'), JSON.stringify(results, null, 2) + '\n')
+  console.log(`\n${table}`)
+  console.log(`written: ${relative(process.cwd(), join(outDir, 'RESULTS.md'))}, ${relative(process.cwd(), join(outDir, 'results.json'))}`)
+
+  const broken = results.cases.flatMap(c => Object.entries(c.broken).map(([v, why]) => `  ${c.name} / ${v}: ${why}`))
+  if (broken.length) {
+    loud(`${broken.length} broken variant(s), not measured:\n${broken.join('\n')}`)
+    process.exitCode = 1
+  }
+}
+
+main().catch(err => {
+  console.error(err)
+  process.exitCode = 1
+})

@@ -1,0 +1,117 @@
+// How each variant serves a case. Every variant ends in the same `answer` (a fixed 200 'ok'),
+// so the only difference between two servers of a case is the middleware under test.
+import { createWriteStream } from 'node:fs'
+import { createServer } from 'node:http'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { createGunzip } from 'node:zlib'
+import { formatOf } from './cases.mjs'
+
+const require = createRequire(import.meta.url)
+
+// foyer is loaded through its own published entry points (the built dist/), the way a user
+// switching from morgan / body-parser would load it.
+function loadFoyer (entry) {
+  try {
+    return require(`foyer/${entry}`)
+  } catch (err) {
+    throw new Error(`cannot load foyer/${entry} (${err.message}); run \`npm run build\` first`)
+  }
+}
+
+/** The plain node:http server of a variant: `handle(req, res)` serves one request. */
+function nodeServer (handle) {
+  return {
+    async listen () {
+      const server = createServer(handle)
+      await new Promise(resolve => server.listen(0, '127.0.0.1', resolve))
+      return server
+    }
+  }
+}
+
+/** A connect-style middleware in front of the common answer, errors to the common failure. */
+function withMiddleware (middleware, ctx) {
+  return nodeServer((req, res) => {
+    middleware(req, res, err => {
+      if (err) ctx.fail(req, res, err)
+      else ctx.answer(req, res, req.body)
+    })
+  })
+}
+
+// The floor: read the chunks, concatenate, decode, parse. No type, length or charset checks.
+const BARE_DECODE = {
+  json: buf => JSON.parse(buf.toString()),
+  urlencoded: buf => Object.fromEntries(new URLSearchParams(buf.toString())),
+  text: buf => buf.toString(),
+  raw: buf => buf
+}
+
+function bareBody (c, ctx) {
+  const decode = BARE_DECODE[c.parser]
+  const gzip = c.encoding === 'gzip'
+  if (c.encoding && !gzip) throw new Error(`the floor does not decode ${c.encoding}`)
+  return nodeServer((req, res) => {
+    const source = gzip ? req.pipe(createGunzip()) : req
+    const chunks = []
+    source.on('data', chunk => chunks.push(chunk))
+    source.on('end', () => ctx.answer(req, res, decode(Buffer.concat(chunks))))
+  })
+}
+
+function fastifyBody (c, ctx) {
+  if (c.parser !== 'json' || c.encoding) throw new Error('fastify only takes part in plain json cases')
+  const fastify = require('fastify')
+  return {
+    async listen () {
+      const app = fastify({ logger: false })
+      const handler = (request, reply) => {
+        const { status, text } = ctx.reply(request.url, request.body)
+        reply.code(status).header('content-type', 'text/plain').send(text)
+      }
+      app.post('/', handler)
+      app.post('/check', handler)
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      return app.server
+    }
+  }
+}
+
+function bodyVariant (c, variant, ctx) {
+  switch (variant) {
+    case 'bare': return bareBody(c, ctx)
+    case 'fastify': return fastifyBody(c, ctx)
+    case 'body-parser': return withMiddleware(require('body-parser')[c.parser](c.options), ctx)
+    case 'foyer': return withMiddleware(loadFoyer('body')[c.parser](c.options), ctx)
+  }
+  throw new Error(`unknown body variant ${variant}`)
+}
+
+function loggerVariant (c, variant, ctx) {
+  if (variant === 'none') return nodeServer((req, res) => ctx.answer(req, res))
+  const logFile = join(ctx.tmpDir, `${c.name}-${variant}-${process.pid}.log`)
+  ctx.logFile = logFile
+  const format = formatOf(c, variant)
+  switch (variant) {
+    case 'morgan': return withMiddleware(require('morgan')(format, { stream: createWriteStream(logFile) }), ctx)
+    case 'foyer': return withMiddleware(loadFoyer('logger')(format, { stream: createWriteStream(logFile) }), ctx)
+    case 'pino-http': {
+      // pino-http has no format language: its default line, to a file destination.
+      const pino = require('pino')
+      return withMiddleware(require('pino-http')({}, pino.destination(logFile)), ctx)
+    }
+  }
+  throw new Error(`unknown logger variant ${variant}`)
+}
+
+/**
+ * Builds the server of one case and variant.
+ * @param ctx {{ tmpDir: string, answer, fail, reply }} the common ends of every request;
+ *   `ctx.logFile` is set for variants that log
+ * @returns {{ listen(): Promise<import('node:http').Server> }}
+ */
+export function buildVariant (c, variant, ctx) {
+  if (!c.variants.includes(variant)) throw new Error(`case ${c.name} has no variant ${variant}; it has ${c.variants.join(', ')}`)
+  return c.group === 'body' ? bodyVariant(c, variant, ctx) : loggerVariant(c, variant, ctx)
+}

@@ -1,0 +1,67 @@
+// The charset of a body: read from Content-Type, checked against what the parser accepts, and
+// used to turn the bytes into a string.
+import { parse as parseContentType } from 'content-type'
+import iconv from 'iconv-lite'
+
+/**
+ * Which charsets a parser accepts: none at all (raw: the bytes are the body), the Unicode ones
+ * (json, RFC 7159 section 8.1), any iconv-lite knows (text), or utf-8 / iso-8859-1 (urlencoded).
+ */
+export type CharsetRule = 'none' | 'unicode' | 'any' | 'form'
+
+// A server sees the same few Content-Type headers over and over: each is parsed once. Bounded,
+// and long headers are not kept, so hostile headers cost a parse each but never memory.
+const CACHE_SIZE = 64
+const CACHEABLE_LENGTH = 256
+const charsets = new Map<string, string>()
+const known = new Map<string, boolean>()
+
+function remember<V> (cache: Map<string, V>, key: string, value: V): V {
+  if (key.length <= CACHEABLE_LENGTH) {
+    if (cache.size >= CACHE_SIZE) cache.clear()
+    cache.set(key, value)
+  }
+  return value
+}
+
+/** The `charset` parameter of a Content-Type header, lower case; '' when there is none. */
+export function headerCharset (header: string | undefined): string {
+  if (header === undefined || header === '') return ''
+  const hit = charsets.get(header)
+  if (hit !== undefined) return hit
+  // content-type 2 never throws: a malformed header simply yields no charset
+  const charset = parseContentType(header).parameters.charset
+  return remember(charsets, header, charset === undefined ? '' : charset.toLowerCase())
+}
+
+/** Whether a parser with this rule accepts the charset at all (before asking the decoder). */
+export function charsetAllowed (rule: CharsetRule, charset: string): boolean {
+  switch (rule) {
+    case 'unicode': return charset.slice(0, 4) === 'utf-'
+    case 'form': return charset === 'utf-8' || charset === 'iso-8859-1'
+    default: return true
+  }
+}
+
+/**
+ * Whether iconv-lite can decode the charset. Its table is looked up with own-property checks, so
+ * names such as `__proto__` or `constructor` are simply unknown.
+ */
+export function charsetKnown (charset: string): boolean {
+  const hit = known.get(charset)
+  if (hit !== undefined) return hit
+  return remember(known, charset, iconv.encodingExists(charset))
+}
+
+/**
+ * The body as a string. UTF-8 takes Node's own decoder (the same replacement characters as
+ * iconv-lite's, and much cheaper); a leading byte order mark is dropped, as iconv-lite does.
+ */
+export function decodeBody (buf: Buffer, charset: string): string {
+  if (charset === 'utf-8' || charset === 'utf8') {
+    return buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf
+      ? buf.toString('utf8', 3)
+      : buf.toString('utf8')
+  }
+  return iconv.decode(buf, charset)
+}

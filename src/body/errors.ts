@@ -1,0 +1,127 @@
+// Every error the parsers pass to `next`, in one place. Messages, statuses and extra properties are
+// body-parser 2.4's (SPEC 7), so error handlers written for it keep working unchanged.
+import createError from 'http-errors'
+import type { HttpError } from 'http-errors'
+
+/** The `type` of every error the body parsers raise. */
+export type BodyErrorType =
+  | 'charset.unsupported'
+  | 'encoding.unsupported'
+  | 'entity.parse.failed'
+  | 'entity.too.large'
+  | 'entity.verify.failed'
+  | 'parameters.too.many'
+  | 'querystring.parse.rangeError'
+  | 'request.aborted'
+  | 'request.size.invalid'
+  | 'stream.encoding.set'
+  | 'stream.not.readable'
+
+function raise (status: number, message: string, type: BodyErrorType, props?: Record<string, unknown>): HttpError {
+  return createError(status, message, { ...props, type })
+}
+
+/**
+ * 415 for a charset the parser refuses or the decoder does not know. body-parser shows the name in
+ * upper case in the message; `charset` is the name as given when the parser refuses it, lower case
+ * when the decoder does not know it.
+ */
+export function charsetUnsupported (charset: string): HttpError {
+  return raise(415, `unsupported charset "${charset.toUpperCase()}"`, 'charset.unsupported', { charset })
+}
+
+/**
+ * 415 for an encoded body while `inflate` is false. body-parser names the encoding in `encoding`;
+ * SPEC 7 (and body-parser's README) name it `charset`: both are set.
+ */
+export function inflateDisabled (encoding: string): HttpError {
+  return raise(415, 'content encoding unsupported', 'encoding.unsupported', { encoding, charset: encoding })
+}
+
+/** 415 for a Content-Encoding no decompressor exists for, stacked ones (`gzip, gzip`) included. */
+export function encodingUnsupported (encoding: string): HttpError {
+  return raise(415, `unsupported content encoding "${encoding}"`, 'encoding.unsupported', { encoding })
+}
+
+/** 413 when the declared Content-Length is over the limit: raised before any byte is read. */
+export function declaredTooLarge (length: number, limit: number): HttpError {
+  return raise(413, 'request entity too large', 'entity.too.large', { expected: length, length, limit })
+}
+
+/** 413 when the bytes received (after inflation) pass the limit. */
+export function receivedTooLarge (received: number, limit: number): HttpError {
+  return raise(413, 'request entity too large', 'entity.too.large', { limit, received })
+}
+
+/** 500: something called `req.setEncoding()`, so the stream yields strings, not the bytes. */
+export function streamEncodingSet (): HttpError {
+  return raise(500, 'stream encoding should not be set', 'stream.encoding.set')
+}
+
+/** 500: the request stream was destroyed or consumed by something else before the parser. */
+export function streamNotReadable (): HttpError {
+  return raise(500, 'stream is not readable', 'stream.not.readable')
+}
+
+/** 400 when the client goes away before the whole body arrived. */
+export function requestAborted (received: number, expected: number | null): HttpError {
+  return raise(400, 'request aborted', 'request.aborted', { code: 'ECONNABORTED', expected, length: expected, received })
+}
+
+/** 400 when the body ended at another length than its Content-Length declared. */
+export function sizeInvalid (received: number, expected: number): HttpError {
+  return raise(400, 'request size did not match content length', 'request.size.invalid', { expected, length: expected, received })
+}
+
+/**
+ * 400 for a stream that failed while being read, typically corrupt or truncated compressed data.
+ * The stream's own error is kept (its message, `code` and `errno` are body-parser's); body-parser
+ * leaves `type` unset here, foyer files it under `entity.parse.failed` so every error has a type.
+ */
+export function streamFailed (err: unknown): HttpError {
+  const error = createError(400, toThrowable(err))
+  if ((error as { type?: unknown }).type === undefined) (error as { type?: BodyErrorType }).type = 'entity.parse.failed'
+  return error
+}
+
+/** 413 when a form has more parameters than `parameterLimit`. */
+export function parametersTooMany (): HttpError {
+  return raise(413, 'too many parameters', 'parameters.too.many')
+}
+
+/** 400 when an extended form nests deeper than `depth`. */
+export function depthExceeded (): HttpError {
+  return raise(400, 'The input exceeded the depth', 'querystring.parse.rangeError')
+}
+
+/** 400 for a JSON body carrying a prototype-poisoning key (`onProtoPoisoning: 'error'`). */
+export function protoPoisoned (key: string): HttpError {
+  return raise(400, `JSON body contains a forbidden "${key}" key`, 'entity.parse.failed')
+}
+
+/**
+ * 403 when `verify` throws. Like body-parser, the thrown error itself is passed on with `status`,
+ * `body` and its own `type` (or `entity.verify.failed`).
+ */
+export function verifyFailed (thrown: unknown, body: Buffer): HttpError {
+  return createError(403, toThrowable(thrown), { body, type: ownType(thrown) ?? 'entity.verify.failed' })
+}
+
+/** 400 when the body cannot be parsed; the parser's own error (a SyntaxError for JSON) is passed on. */
+export function parseFailed (thrown: unknown, body: string | Buffer): HttpError {
+  return createError(400, toThrowable(thrown), { body, type: ownType(thrown) ?? 'entity.parse.failed' })
+}
+
+function ownType (thrown: unknown): unknown {
+  if (thrown === null || typeof thrown !== 'object') return undefined
+  // body-parser reads `err.type || default`: a falsy type counts as none
+  return (thrown as { type?: unknown }).type || undefined
+}
+
+// http-errors takes an Error, a message or a property bag; anything else thrown by user code
+// (a number, null, undefined) would make it throw inside a stream listener, so it becomes a message.
+function toThrowable (thrown: unknown): Error | string | Record<string, unknown> {
+  if (thrown instanceof Error || typeof thrown === 'string') return thrown
+  if (thrown !== null && typeof thrown === 'object') return thrown as Record<string, unknown>
+  return String(thrown)
+}

@@ -1,0 +1,327 @@
+// The one pipeline every parser shares: skip rules, charset check, length and limit, inflation,
+// collecting bytes, decoding, verify, then the parser's own `parse`. A fix to limits or aborts is
+// made here, once.
+//
+// raw-body is not used: it stops reading at the limit and leaves the request paused, and
+// body-parser then waits for the whole remaining body before calling `next`, so a client streaming
+// an endless body never gets its 413. This reader calls back at once and lets the rest drain into
+// nothing. Its listeners are shared functions that find the request's state under a symbol, so a
+// request costs one state object rather than a closure per event.
+import { AsyncResource } from 'node:async_hooks'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Transform } from 'node:stream'
+import type { HttpError } from 'http-errors'
+import onFinished from 'on-finished'
+import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
+import type { CharsetRule } from './charset.js'
+import {
+  charsetUnsupported, declaredTooLarge, encodingUnsupported, inflateDisabled, parseFailed, receivedTooLarge,
+  requestAborted, sizeInvalid, streamEncodingSet, streamFailed, streamNotReadable, verifyFailed
+} from './errors.js'
+import { contentEncoding, inflaterFor } from './inflate.js'
+import type { InflaterFactory } from './inflate.js'
+import type { CommonSettings } from './options.js'
+
+/** A connect-style middleware that parses the request body into `req.body`. */
+export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: Error) => void) => void
+
+/** Everything the pipeline needs to read one kind of body, resolved when the middleware is made. */
+export interface ReadOptions extends CommonSettings {
+  charsets: CharsetRule
+  /** Turns the decoded body (a Buffer when `charsets` is 'none') into `req.body`; throws to refuse it. */
+  parse: (body: string | Buffer, charset: string | null) => unknown
+}
+
+/** Receives the outcome of `readBody`, in the async context `readBody` was called in. */
+export type ReadCallback<T> = (err: HttpError | null, body: unknown, req: IncomingMessage, arg: T) => void
+
+type BodyCarrier = IncomingMessage & { body?: unknown }
+
+const kRead = Symbol('foyer.body.read')
+
+interface Carrier { [kRead]?: ReadState | undefined }
+
+class ReadState {
+  readonly req: IncomingMessage
+  readonly res: ServerResponse | undefined
+  readonly options: ReadOptions
+  readonly charset: string | null
+  readonly inflater: Transform | null
+  /** Content-Length of an identity body, else null. */
+  readonly expected: number | null
+  readonly callback: ReadCallback<unknown>
+  readonly arg: unknown
+  // callbacks run in the caller's async context (AsyncLocalStorage), not the socket's
+  readonly scope: AsyncResource
+  chunks: Buffer[] = []
+  /** Body bytes collected so far (after inflation): what the limit counts. */
+  size = 0
+  /** Bytes received from the client. */
+  wire = 0
+  ended = false
+  done = false
+
+  constructor (req: IncomingMessage, res: ServerResponse | undefined, options: ReadOptions, charset: string | null,
+    inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown>, arg: unknown) {
+    this.req = req
+    this.res = res
+    this.options = options
+    this.charset = charset
+    this.inflater = inflater
+    this.expected = expected
+    this.callback = callback
+    this.arg = arg
+    this.scope = new AsyncResource('foyer.body')
+  }
+}
+
+/**
+ * The middleware around `readBody`: it applies body-parser's skip rules and sets `req.body`.
+ * `req.body` is set to undefined (when absent) for every request with a readable stream, parsed or
+ * not, as body-parser does.
+ */
+export function bodyMiddleware (options: ReadOptions): BodyMiddleware {
+  return function bodyParser (req, res, next) {
+    // already read (by another parser, or the same one mounted twice)
+    if (onFinished.isFinished(req)) { next(); return }
+    if (!('body' in req)) (req as BodyCarrier).body = undefined
+    if (!hasBody(req) || !options.matches(req)) { next(); return }
+    readBody(req, res, options, setBody, next)
+  }
+}
+
+function setBody (err: HttpError | null, body: unknown, req: IncomingMessage, next: (err?: Error) => void): void {
+  if (err !== null) { next(err); return }
+  (req as BodyCarrier).body = body
+  next()
+}
+
+/** Whether the request carries a body at all (type-is's rule: a Transfer-Encoding or a numeric Content-Length). */
+export function hasBody (req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))
+}
+
+/**
+ * Reads, inflates, checks and parses the body of `req`, then calls `callback(err, body, req, arg)`
+ * once: synchronously for errors found before reading, otherwise in the async context of this call.
+ * It does not apply the skip rules (see `bodyMiddleware`). `res` is only passed on to `verify`.
+ */
+export function readBody<T> (req: IncomingMessage, res: ServerResponse | undefined, options: ReadOptions,
+  callback: ReadCallback<T>, arg: T): void {
+  // The order of the checks is body-parser's, so that a request with several faults gets the same error.
+  let charset: string | null = null
+  if (options.charsets !== 'none') {
+    charset = headerCharset(req.headers['content-type']) || options.defaultCharset
+    if (!charsetAllowed(options.charsets, charset)) {
+      callback(charsetUnsupported(charset), undefined, req, arg)
+      return
+    }
+    // SPEC 7 / body-parser: with verify, an unknown charset is refused before verify sees the bytes
+    if (options.verify !== undefined && !charsetKnown(charset)) {
+      callback(charsetUnsupported(charset.toLowerCase()), undefined, req, arg)
+      return
+    }
+  }
+
+  const encoding = contentEncoding(req)
+  let inflater: InflaterFactory | undefined
+  if (encoding !== 'identity') {
+    if (!options.inflate) {
+      callback(inflateDisabled(encoding), undefined, req, arg)
+      return
+    }
+    inflater = inflaterFor(encoding)
+    if (inflater === undefined) {
+      callback(encodingUnsupported(encoding), undefined, req, arg)
+      return
+    }
+  }
+
+  // Content-Length describes the encoded bytes, so it is only checked for identity bodies
+  const expected = inflater === undefined ? declaredLength(req) : null
+  let early: HttpError | undefined
+  if (expected !== null && expected > options.limit) {
+    // fail fast: answer before reading a byte of a body that is already known to be too large
+    early = declaredTooLarge(expected, options.limit)
+  } else if (req.readableEncoding !== null) {
+    early = streamEncodingSet()
+  } else if (!req.readable) {
+    early = streamNotReadable()
+  } else if (options.verify === undefined && charset !== null && !charsetKnown(charset)) {
+    early = charsetUnsupported(charset.toLowerCase())
+  }
+  if (early !== undefined) {
+    discard(req)
+    callback(early, undefined, req, arg)
+    return
+  }
+
+  const stream = inflater === undefined ? null : inflater()
+  const state = new ReadState(req, res, options, charset, stream, expected, callback as ReadCallback<unknown>, arg)
+  ;(req as Carrier)[kRead] = state
+  req.on('data', onData)
+  req.on('end', onEnd)
+  req.on('error', onError)
+  req.on('close', onClose)
+  if (stream !== null) {
+    (stream as Carrier)[kRead] = state
+    stream.on('data', onInflated)
+    stream.on('end', onInflatedEnd)
+    stream.on('error', onInflateError)
+    stream.on('drain', onDrain)
+  }
+  // a stream paused earlier would not start flowing on its own
+  if (req.readableFlowing !== true) req.resume()
+}
+
+/** The stages after the bytes are in: verify, decode, parse. Throws the parser's HttpError. */
+export function parseBytes (buf: Buffer, charset: string | null, options: ReadOptions, req: IncomingMessage,
+  res: ServerResponse | undefined): unknown {
+  if (options.verify !== undefined) {
+    try {
+      options.verify(req, res, buf, charset)
+    } catch (err) {
+      throw verifyFailed(err, buf)
+    }
+  }
+  let body: string | Buffer = buf
+  try {
+    if (charset !== null) body = decodeBody(buf, charset)
+    return options.parse(body, charset)
+  } catch (err) {
+    throw parseFailed(err, body)
+  }
+}
+
+// raw-body's reading of Content-Length: numeric text, parsed as an integer
+function declaredLength (req: IncomingMessage): number | null {
+  const header = req.headers['content-length']
+  if (header === undefined || Number.isNaN(Number(header))) return null
+  return parseInt(header, 10)
+}
+
+function stateOf (stream: Carrier): ReadState | undefined {
+  const state = stream[kRead]
+  return state === undefined || state.done ? undefined : state
+}
+
+function onData (this: IncomingMessage, chunk: Buffer): void {
+  const state = stateOf(this as Carrier)
+  if (state === undefined) return
+  state.wire += chunk.length
+  if (state.inflater === null) {
+    collect(state, chunk)
+  } else if (!state.inflater.write(chunk)) {
+    this.pause()
+  }
+}
+
+function onInflated (this: Transform, chunk: Buffer): void {
+  const state = stateOf(this as Carrier)
+  if (state !== undefined) collect(state, chunk)
+}
+
+function collect (state: ReadState, chunk: Buffer): void {
+  state.size += chunk.length
+  if (state.size > state.options.limit) {
+    // limit counts inflated bytes (decompression bombs), and fails as soon as it is passed
+    fail(state, receivedTooLarge(state.size, state.options.limit))
+    return
+  }
+  state.chunks.push(chunk)
+}
+
+function onDrain (this: Transform): void {
+  stateOf(this as Carrier)?.req.resume()
+}
+
+function onEnd (this: IncomingMessage): void {
+  const state = stateOf(this as Carrier)
+  if (state === undefined) return
+  state.ended = true
+  if (state.inflater === null) complete(state)
+  else state.inflater.end()
+}
+
+function onInflatedEnd (this: Transform): void {
+  const state = stateOf(this as Carrier)
+  if (state !== undefined) complete(state)
+}
+
+function onInflateError (this: Transform, err: unknown): void {
+  const state = stateOf(this as Carrier)
+  // corrupt or truncated compressed data
+  if (state !== undefined) fail(state, streamFailed(err))
+}
+
+// An aborted request emits 'aborted', then 'error' (ECONNRESET), then 'close'. Once the request has
+// ended (an inflated body may still be flushing) neither means anything.
+function onError (this: IncomingMessage): void {
+  const state = stateOf(this as Carrier)
+  if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
+}
+
+function onClose (this: IncomingMessage): void {
+  const state = stateOf(this as Carrier)
+  if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
+}
+
+function ignore (): void {}
+
+/** Detaches from the request and the decompressor, leaving no listener behind. */
+function settle (state: ReadState): void {
+  state.done = true
+  const req = state.req
+  req.removeListener('data', onData)
+  req.removeListener('end', onEnd)
+  req.removeListener('error', onError)
+  req.removeListener('close', onClose)
+  ;(req as Carrier)[kRead] = undefined
+  const inflater = state.inflater
+  if (inflater !== null) {
+    (inflater as Carrier)[kRead] = undefined
+    // a decompressor destroyed mid-write may still report; nobody is listening any more
+    inflater.on('error', ignore)
+    inflater.destroy()
+  }
+}
+
+function fail (state: ReadState, err: HttpError): void {
+  settle(state)
+  state.chunks = []
+  discard(state.req)
+  state.scope.runInAsyncScope(state.callback, null, err, undefined, state.req, state.arg)
+}
+
+function complete (state: ReadState): void {
+  settle(state)
+  // a decompressor may finish before its input does (trailing bytes)
+  discard(state.req)
+  const chunks = state.chunks
+  state.chunks = []
+  let err: HttpError | null = null
+  let body: unknown
+  if (state.expected !== null && state.wire !== state.expected) {
+    err = sizeInvalid(state.wire, state.expected)
+  } else {
+    // A lone chunk is a slice of the socket's read buffer: fine to decode from, but a Buffer the
+    // application keeps (raw's req.body, what verify stores) gets bytes of its own, as Buffer.concat gives.
+    const buf = chunks.length === 1 && state.charset !== null && state.options.verify === undefined
+      ? chunks[0] as Buffer
+      : Buffer.concat(chunks, state.size)
+    try {
+      body = parseBytes(buf, state.charset, state.options, state.req, state.res)
+    } catch (e) {
+      err = e as HttpError
+    }
+  }
+  state.scope.runInAsyncScope(state.callback, null, err, body, state.req, state.arg)
+}
+
+/**
+ * Lets the rest of a body the parser gave up on drain away unread, so that the response can go out
+ * while the client is still sending, and memory stays bounded whatever the client sends.
+ */
+function discard (req: IncomingMessage): void {
+  if (!req.readableEnded) req.resume()
+}

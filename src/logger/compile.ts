@@ -1,0 +1,132 @@
+// Format strings. A format is parsed once into literal text and token calls; the compiled
+// function walks that list. It never turns the format into code (no eval, no new Function):
+// morgan's compile did, and a format string reaching it could run code (CVE-2019-5413).
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { escapeLogField } from './escape.js'
+
+/** A token reference in a format: `:name` or `:name[arg]`. */
+export interface TokenCall {
+  readonly name: string
+  /** The text between the brackets, passed to the token as its third argument. */
+  readonly arg: string | undefined
+  /** The reference as written, printed as-is when no token of that name exists. */
+  readonly source: string
+}
+
+/** A parsed format: literal text and token calls, in order. */
+export type FormatPart = string | TokenCall
+
+/** What compiled formats look tokens up in: token functions by name. */
+export type TokenLookup = Record<string, unknown>
+
+/** The function `compile` returns. */
+export type CompiledFormat = (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse) => string
+
+// morgan's token syntax, /:([-\w]{2,})(?:\[([^\]]+)\])?/: a colon, a name of two or more
+// word characters or dashes, and an optional non-empty argument in brackets. `:a` is literal
+// text; `:req[]` is the token `req` followed by the literal `[]`. The argument is found with a
+// remembered indexOf rather than by the regular expression, which would rescan the rest of the
+// format for every `[` left open (`:ab[:ab[:ab[...` took quadratic time).
+const TOKEN_NAME = /:([-\w]{2,})/g
+
+/** Splits a format string into literal text and token calls. */
+export function parseFormat (format: string): FormatPart[] {
+  const parts: FormatPart[] = []
+  const name = new RegExp(TOKEN_NAME)
+  let last = 0
+  // The first `]` at or after `closeFrom` (-1: none); positions only grow.
+  let closeFrom = -1
+  let close = -1
+  let m: RegExpExecArray | null
+  while ((m = name.exec(format)) !== null) {
+    const start = m.index
+    let end = start + m[0].length
+    let arg: string | undefined
+    if (format.charCodeAt(end) === 0x5b /* [ */) {
+      if (closeFrom === -1 || (close !== -1 && close < end + 1)) {
+        closeFrom = end + 1
+        close = format.indexOf(']', closeFrom)
+      }
+      if (close > end + 1) {
+        arg = format.slice(end + 1, close)
+        end = close + 1
+        name.lastIndex = end
+      }
+    }
+    if (start > last) parts.push(format.slice(last, start))
+    parts.push({ name: m[1] as string, arg, source: format.slice(start, end) })
+    last = end
+  }
+  if (last < format.length) parts.push(format.slice(last))
+  return parts
+}
+
+/**
+ * A logger function carries its token table under this symbol, so `compile(f)(logger, req, res)`
+ * works as `morgan.compile(f)(morgan, req, res)` does. Symbol.for: one key for every copy of
+ * the module.
+ */
+export const TOKENS: unique symbol = Symbol.for('foyer.logger.tokens') as never
+
+/**
+ * The value of one token call, before any defaulting: what the token function returned, or
+ * the call's own text when no such token exists. Shared by every output shape (text lines now,
+ * structured lines later) so a token means the same everywhere.
+ */
+export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens): unknown {
+  const fn = tokens[call.name]
+  // morgan threw here ("tokens[name] is not a function"), from inside the response's finish
+  // event: an unknown name crashed the server on the first request. A time like `10:30` in a
+  // format also parses as a token, so the text is kept as written.
+  if (typeof fn !== 'function') return call.source
+  // Called as a method of the table, with the argument only when one was written: tokens tell
+  // "no argument" (their default) from an argument by `undefined`, as in morgan.
+  return call.arg === undefined ? fn.call(self, req, res) : fn.call(self, req, res, call.arg)
+}
+
+/**
+ * The registry's token table carries, under this symbol, the token functions as registered,
+ * before their escaping wrappers: a compiled format calls those and escapes the value itself,
+ * one call per token instead of two.
+ */
+export const RAW_TOKENS: unique symbol = Symbol.for('foyer.logger.rawTokens') as never
+
+/** The table to look tokens up in: a logger function stands for its own tokens. */
+export function tokenTable (tokens: TokenLookup): TokenLookup {
+  return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
+}
+
+/** Compiles a format string into a function returning the line (without its newline). */
+export function compileFormat (format: string): CompiledFormat {
+  if (typeof format !== 'string') throw new TypeError('argument format must be a string')
+  const parts = parseFormat(format)
+  // literals[i] precedes calls[i]; the last literal follows the last call.
+  const literals: string[] = ['']
+  const calls: TokenCall[] = []
+  for (const part of parts) {
+    if (typeof part === 'string') literals[literals.length - 1] += part
+    else { calls.push(part); literals.push('') }
+  }
+  const head = literals[0] as string
+  const count = calls.length
+  return function compiledFormat (tokens, req, res) {
+    const table = tokenTable(tokens)
+    const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+    let line = head
+    for (let i = 0; i < count; i++) {
+      let value: unknown
+      if (raw === undefined) {
+        value = callToken(table, calls[i] as TokenCall, req, res)
+      } else {
+        // The same as calling the escaping wrapper in `table`.
+        value = callToken(raw, calls[i] as TokenCall, req, res, table)
+        if (typeof value === 'string') value = escapeLogField(value)
+      }
+      // morgan's `(value || "-")`: every falsy value (undefined, null, '', 0, false) prints as
+      // `-`, anything else is concatenated as JavaScript would.
+      line += (value || '-') as string
+      line += literals[i + 1] as string
+    }
+    return line
+  }
+}

@@ -1,0 +1,124 @@
+// When a response starts (its headers are written) and when it is done.
+//
+// morgan uses on-headers and on-finished for this. Per request, on-headers makes a closure and
+// copies the writeHead arguments; on-finished makes five closures through ee-first, and adds
+// then removes two listeners on the keep-alive socket. Measured with autocannon (10
+// connections, server pinned to one CPU, 'combined' to a file, servers alternating over 16
+// rounds, median server CPU per request): 12.8 us without a logger, 15.9 us with this logger,
+// 18.5 us with this logger on on-headers and on-finished instead of the hooks below.
+//
+// The replacements keep what users can observe:
+// - the response start is recorded at the first writeHead, and headers passed to writeHead are
+//   set on the response first, so `:res[...]` sees them (on-headers does the same);
+// - the line is written once per logger when the response finishes or its connection closes
+//   first, and right away (next turn) when that already happened;
+// - the line is written in the async context the middleware ran in (an AsyncResource, as
+//   on-finished 2.4 does), so tokens reading AsyncLocalStorage see the request's store.
+// Responses that are not node:http ServerResponses (HTTP/2 compatibility objects, test
+// doubles) keep using on-finished.
+import { ServerResponse } from 'node:http'
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
+import { AsyncResource } from 'node:async_hooks'
+import onFinished from 'on-finished'
+import { recordStartTime } from './clock.js'
+import type { StartMark } from './clock.js'
+
+type WriteHead = (this: ServerResponse, ...args: unknown[]) => unknown
+
+const PREVIOUS = Symbol('foyer.logger.writeHead')
+const PENDING = Symbol('foyer.logger.pending')
+
+interface Hooked extends ServerResponse, StartMark {
+  [PREVIOUS]?: WriteHead
+  [PENDING]?: unknown[] | undefined
+}
+
+function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
+  if (headers.length > 0 && Array.isArray(headers[0])) {
+    for (const pair of headers as Array<[string, OutgoingHttpHeader]>) {
+      if (pair[0]) res.setHeader(pair[0], pair[1])
+    }
+    return
+  }
+  // A flat [name, value, name, value] list may repeat a name: the values add up.
+  if (headers.length % 2 !== 0) throw new TypeError('headers array is malformed')
+  for (let i = 0; i < headers.length; i += 2) res.removeHeader(headers[i] as string)
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i]) res.appendHeader(headers[i] as string, headers[i + 1] as string)
+  }
+}
+
+/** The writeHead every hooked response gets: one shared function, no closure per request. */
+function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers?: unknown): unknown {
+  const previous = this[PREVIOUS] as WriteHead
+  // writeHead(status, [reason], [headers])
+  const hasReason = typeof reason === 'string'
+  const given = hasReason ? headers : reason
+  this.statusCode = statusCode as number
+  if (Array.isArray(given)) setHeadersFromArray(this, given)
+  else if (given !== null && typeof given === 'object') {
+    for (const name of Object.keys(given)) {
+      if (name) this.setHeader(name, (given as OutgoingHttpHeaders)[name] as OutgoingHttpHeader)
+    }
+  }
+  if (this._startAt === undefined) recordStartTime.call(this)
+  return hasReason ? previous.call(this, this.statusCode, reason) : previous.call(this, this.statusCode)
+}
+
+/** Records the response start (`res._startAt`) when its headers are written. */
+export function hookHeaders (res: ServerResponse): void {
+  const hooked = res as Hooked
+  // Once per response, whatever number of loggers: every one of them reads the same
+  // `res._startAt`, and a second hook would make the chain of previous writeHeads loop.
+  if (hooked[PREVIOUS] !== undefined) return
+  hooked[PREVIOUS] = res.writeHead as WriteHead
+  res.writeHead = writeHead as ServerResponse['writeHead']
+}
+
+/** Called once per logger when its response is done. */
+export type DoneListener<State> = (state: State, res: ServerResponse) => void
+
+function isDone (res: ServerResponse): boolean {
+  const socket = res.socket
+  return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
+}
+
+function runPending (res: Hooked): void {
+  const pending = res[PENDING]
+  if (pending === undefined) return
+  res[PENDING] = undefined
+  for (let i = 0; i < pending.length; i += 3) {
+    (pending[i + 2] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown>, null, pending[i + 1], res)
+  }
+}
+
+// A response emits 'close' exactly once: after 'finish', or when its connection closes first.
+function onClose (this: Hooked): void {
+  runPending(this)
+}
+
+function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {
+  runPending(res as Hooked)
+}
+
+/**
+ * Calls `listener(state, res)` once when `res` is done (finished, or its connection closed),
+ * in the async context of this call.
+ */
+export function whenDone<State> (res: ServerResponse, listener: DoneListener<State>, state: State): void {
+  const hooked = res as Hooked
+  const resource = new AsyncResource('foyer.logger')
+  let pending = hooked[PENDING]
+  if (pending !== undefined) {
+    pending.push(listener, state, resource)
+    return
+  }
+  hooked[PENDING] = pending = [listener, state, resource]
+  if (!(res instanceof ServerResponse)) {
+    onFinished(res, onFinishedFallback)
+  } else if (isDone(res)) {
+    setImmediate(runPending, hooked)
+  } else {
+    res.on('close', onClose)
+  }
+}

@@ -1,0 +1,407 @@
+// Getting lines to the destination stream.
+//
+// - One sink per stream (a WeakMap keyed by the stream, shared by every copy of this module),
+//   so several loggers writing to one stream share one queue and keep their lines in order.
+// - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
+//   lines joined into one write: the lines of one event-loop turn at least, and under load
+//   everything that arrived while the previous write was in progress or within BATCH_INTERVAL
+//   of it. Writes, not formatting, are most of a logger's cost. Every chunk holds whole lines,
+//   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear
+//   or interleave lines.
+// - Anything else (an object-mode stream, or a plain `{ write }` object such as the adapters
+//   people write for winston) gets one write per line, synchronously, as morgan does: such
+//   writers treat each call as one record.
+// - Lines waiting (for a write in progress, or for 'drain' after write() returned false) are
+//   bounded by `maxPending` bytes; past the bound they are dropped and counted, and the count
+//   is reported once when the stream catches up. A line arriving at an empty queue is always
+//   taken: nothing is dropped while the stream keeps up.
+// - An 'error' on the stream (EPIPE, ENOSPC, EACCES...) never reaches the process as an
+//   uncaught exception: it is reported once, and later lines for that stream are dropped and
+//   counted.
+// - At process exit ('exit' runs for process.exit(), the end of the event loop, an uncaught
+//   exception, and signal handlers that call process.exit()), lines still held here are written
+//   synchronously to the file descriptor when the stream is an fs.WriteStream or
+//   process.stdout/stderr, after whatever the stream itself still buffers; other streams get
+//   them through write(), which only a synchronous writer completes. A write already in
+//   progress in the thread pool may finish after them, or not at all. Signals the process does
+//   not handle end it without 'exit': lines of the last few milliseconds are lost, and no
+//   handler is installed here, since that would change how the process reacts to the signal.
+import { WriteStream, openSync, writeSync } from 'node:fs'
+import { Writable } from 'node:stream'
+
+/** What a logger writes to: a stream, or any object with a `write` method. */
+export interface LogStream {
+  write (chunk: string | object): unknown
+  /** When true and a format returns an object, the object is written as-is. */
+  readonly writableObjectMode?: boolean | undefined
+}
+
+/** The per-logger side of a sink: its bound on queued bytes and its count of dropped lines. */
+export interface Owner {
+  readonly maxPending: number
+  dropped: number
+}
+
+/** Where a logger's lines go: a sink, or the legacy interval buffer in front of one. */
+export interface Output {
+  push: (line: unknown, owner: Owner) => void
+}
+
+interface Flushable {
+  flushSync: () => void
+}
+
+interface EventSource {
+  on?: (event: string, listener: (arg?: unknown) => void) => unknown
+  once?: (event: string, listener: () => void) => unknown
+  destroyed?: boolean
+  fd?: unknown
+  pending?: boolean
+  path?: unknown
+  flags?: unknown
+  mode?: unknown
+  writableBuffer?: Array<{ chunk: unknown, encoding: string }>
+}
+
+interface Shared {
+  readonly sinks: WeakMap<object, Sink>
+  /** Sinks and buffers holding lines: what the exit hook flushes. */
+  readonly holding: Set<Flushable>
+  exitHooked: boolean
+}
+
+const SHARED = Symbol.for('foyer.logger.sinks')
+const shared: Shared = ((globalThis as { [SHARED]?: Shared })[SHARED] ??= { sinks: new WeakMap(), holding: new Set(), exitHooked: false })
+
+// Objects written to an object-mode stream have no byte size; each counts as this much.
+const OBJECT_SIZE = 1024
+// A byte stream gets at most one write per BATCH_INTERVAL ms, or sooner once BATCH_BYTES wait.
+const BATCH_INTERVAL = 10
+const BATCH_BYTES = 64 * 1024
+
+function warn (message: string, code: string): void {
+  process.emitWarning(`foyer/logger: ${message}`, { type: 'FoyerWarning', code })
+}
+
+function hold (item: Flushable): void {
+  shared.holding.add(item)
+  if (!shared.exitHooked) {
+    shared.exitHooked = true
+    process.on('exit', flushAllSync)
+  }
+}
+
+function flushAllSync (): void {
+  // A buffer flushing into its sink adds the sink to the set; Set iteration visits it too.
+  for (const item of shared.holding) {
+    try { item.flushSync() } catch { /* the process is exiting: nothing left to report to */ }
+  }
+  shared.holding.clear()
+}
+
+// A line's size is its length: the bytes it takes in memory (two per character above U+00FF)
+// and in a file (UTF-8) differ from it for non-ASCII text, by at most a factor of three.
+// Counting exact bytes would flatten every line once more, on the hot path.
+function sizeOf (line: unknown): number {
+  return typeof line === 'string' ? line.length : OBJECT_SIZE
+}
+
+function flushSoon (sink: Sink): void {
+  sink.flush()
+}
+
+function writeAllSync (fd: number, data: Buffer): void {
+  let offset = 0
+  let busy = 0
+  while (offset < data.length) {
+    try {
+      offset += writeSync(fd, data, offset)
+    } catch (err) {
+      // A non-blocking pipe that is full: retry a bounded number of times, then give up.
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && ++busy < 10_000) continue
+      throw err
+    }
+  }
+}
+
+function toBuffer (chunk: unknown, encoding: string): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+  return Buffer.from(String(chunk), Buffer.isEncoding(encoding) ? encoding : 'utf8')
+}
+
+/** The file descriptor lines can be written to synchronously at exit, if there is one. */
+function exitDescriptor (stream: EventSource): number | undefined {
+  if (stream === process.stdout || stream === process.stderr || stream instanceof WriteStream) {
+    if (typeof stream.fd === 'number' && stream.fd >= 0) return stream.fd
+    // A file stream still opening: its open will never complete now, so open it here.
+    const file: EventSource = stream
+    if (stream instanceof WriteStream && file.pending === true && (typeof file.path === 'string' || Buffer.isBuffer(file.path))) {
+      const flags = typeof file.flags === 'string' || typeof file.flags === 'number' ? file.flags : 'w'
+      const mode = typeof file.mode === 'number' ? file.mode : 0o666
+      try { return openSync(file.path, flags, mode) } catch { return undefined }
+    }
+  }
+  return undefined
+}
+
+export class Sink implements Output, Flushable {
+  readonly stream: LogStream
+  /** A byte stream: queued lines are joined into one write. */
+  private readonly batched: boolean
+  private readonly canWait: boolean
+  private queue: unknown[] = []
+  private owners: Owner[] = []
+  private queuedBytes = 0
+  /** A flush is scheduled (setImmediate or timer). */
+  private scheduled = false
+  /** A batch was handed to the stream and its write has not completed. */
+  private inFlight = false
+  /** write() returned false: nothing more until 'drain'. */
+  private waiting = false
+  private lastWrite = Number.NEGATIVE_INFINITY
+  private dead = false
+  private failureReported = false
+  /** Lines dropped since the last report. */
+  private unreported = 0
+  private readonly onDrain: () => void
+  private readonly onWritten: (err?: unknown) => void
+
+  constructor (stream: LogStream) {
+    this.stream = stream
+    const events = stream as EventSource
+    this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr)
+    this.canWait = typeof events.once === 'function'
+    this.onDrain = () => { this.drained() }
+    this.onWritten = (err) => { this.written(err) }
+    if (typeof events.on === 'function') {
+      // Without a listener, an 'error' on the stream would be thrown as an uncaught exception.
+      events.on('error', (err) => { this.fail(err) })
+      // A stream destroyed while we wait for 'drain' would never drain.
+      events.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
+    }
+  }
+
+  push (line: unknown, owner: Owner): void {
+    if (this.dead) { owner.dropped++; return }
+    if (!this.batched && !this.waiting) { this.write(line, owner); return }
+    const size = sizeOf(line)
+    // The bound applies to what waits; a line arriving at an empty queue is always taken, so
+    // nothing is dropped while the stream keeps up.
+    if (this.queue.length > 0 && this.queuedBytes + size > owner.maxPending) {
+      owner.dropped++
+      this.unreported++
+      return
+    }
+    this.queue.push(line)
+    this.owners.push(owner)
+    this.queuedBytes += size
+    hold(this)
+    if (this.waiting || this.inFlight) return
+    if (this.queuedBytes >= BATCH_BYTES) this.flush()
+    else this.schedule()
+  }
+
+  /** Writes what is queued, unless the stream is busy; the busy stream's completion calls back. */
+  flush (): void {
+    this.scheduled = false
+    if (this.waiting || this.inFlight || this.dead) return
+    const queue = this.queue
+    const owners = this.owners
+    if (queue.length === 0) { shared.holding.delete(this); return }
+    this.queue = []
+    this.owners = []
+    this.queuedBytes = 0
+    if (this.batched) {
+      this.write(queue.length === 1 ? queue[0] : queue.join(''), owners)
+    } else {
+      for (let i = 0; i < queue.length; i++) {
+        this.write(queue[i], owners[i] as Owner)
+        if (this.waiting || this.dead) {
+          // Stopped again: keep the rest, in order, ahead of anything newer.
+          for (let j = i + 1; j < queue.length; j++) this.queuedBytes += sizeOf(queue[j])
+          this.queue = queue.slice(i + 1).concat(this.queue)
+          this.owners = owners.slice(i + 1).concat(this.owners)
+          if (this.dead) this.dropQueued()
+          return
+        }
+      }
+    }
+    if (this.queue.length === 0) shared.holding.delete(this)
+  }
+
+  flushSync (): void {
+    if (this.dead || this.queue.length === 0) return
+    const queue = this.queue
+    this.queue = []
+    this.owners = []
+    this.queuedBytes = 0
+    const stream = this.stream as LogStream & EventSource
+    if (this.batched) {
+      const data = queue.join('')
+      const fd = exitDescriptor(stream)
+      if (fd !== undefined) {
+        // What the stream still buffers was written before these lines: keep the order.
+        const earlier = stream.writableBuffer ?? []
+        for (const { chunk, encoding } of earlier) writeAllSync(fd, toBuffer(chunk, encoding))
+        writeAllSync(fd, Buffer.from(data))
+        return
+      }
+      stream.write(data)
+      return
+    }
+    for (const line of queue) stream.write(line as string)
+  }
+
+  /**
+   * The next write of a byte stream: in this turn's setImmediate, or, when the previous write
+   * started less than BATCH_INTERVAL ms ago, at that mark. Under load this makes a write every
+   * BATCH_INTERVAL ms holding every line since; each write to a file costs about 18 us of CPU
+   * (stream machinery, thread pool, write(2)), several times the cost of formatting a line.
+   */
+  private schedule (): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    const wait = this.lastWrite + BATCH_INTERVAL - Date.now()
+    if (wait <= 0) setImmediate(flushSoon, this)
+    else setTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
+  }
+
+  private write (data: unknown, owners: Owner | Owner[]): void {
+    const stream = this.stream as LogStream & EventSource
+    if (stream.destroyed === true) {
+      // Writing to a destroyed stream fails without an 'error' event and never drains.
+      this.countDropped(owners)
+      this.fail(new Error('the stream was destroyed'))
+      return
+    }
+    let ok: unknown
+    try {
+      if (this.batched) {
+        this.inFlight = true
+        this.lastWrite = Date.now()
+        ok = (stream as Writable).write(data as string, this.onWritten)
+      } else {
+        ok = stream.write(data as string)
+      }
+    } catch (err) {
+      // A `write` that throws loses these lines only; the stream may accept the next ones.
+      this.inFlight = false
+      this.countDropped(owners)
+      this.report(err)
+      return
+    }
+    if (ok === false && this.canWait && !this.dead) {
+      this.waiting = true
+      ;(stream as Required<Pick<EventSource, 'once'>>).once('drain', this.onDrain)
+    }
+  }
+
+  private written (err: unknown): void {
+    this.inFlight = false
+    if (err !== undefined && err !== null) { this.fail(err); return }
+    if (!this.waiting) this.caughtUp()
+  }
+
+  private drained (): void {
+    this.waiting = false
+    if (!this.inFlight) this.caughtUp()
+  }
+
+  /** The stream accepts writes again: report what was dropped meanwhile, send what waits. */
+  private caughtUp (): void {
+    if (this.unreported > 0) {
+      const n = this.unreported
+      this.unreported = 0
+      warn(`${n} log line${n === 1 ? ' was' : 's were'} dropped while the stream was not keeping up (more than maxPending bytes waiting)`, 'FOYER_LOG_LINES_DROPPED')
+    }
+    if (this.queue.length === 0) return
+    if (this.batched) this.schedule()
+    else this.flush()
+  }
+
+  private countDropped (owners: Owner | Owner[]): void {
+    if (Array.isArray(owners)) for (const o of owners) o.dropped++
+    else owners.dropped++
+  }
+
+  private dropQueued (): void {
+    this.countDropped(this.owners)
+    this.queue = []
+    this.owners = []
+    this.queuedBytes = 0
+    shared.holding.delete(this)
+  }
+
+  private fail (err: unknown): void {
+    if (this.dead) return
+    this.dead = true
+    this.waiting = false
+    this.dropQueued()
+    this.report(err)
+  }
+
+  private report (err: unknown): void {
+    if (this.failureReported) return
+    this.failureReported = true
+    const reason = err instanceof Error ? err.message : String(err)
+    warn(`the log stream failed (${reason}); lines that cannot be written to it are dropped and counted in the middleware's \`dropped\``, 'FOYER_LOG_STREAM_ERROR')
+  }
+}
+
+/** The one sink of `stream`, created on first use. */
+export function sinkFor (stream: LogStream): Sink {
+  let sink = shared.sinks.get(stream)
+  if (sink === undefined) {
+    sink = new Sink(stream)
+    shared.sinks.set(stream, sink)
+  }
+  return sink
+}
+
+function flushInterval (buffer: IntervalBuffer): void {
+  buffer.flush()
+}
+
+/**
+ * morgan's deprecated `buffer` option: lines are collected for `interval` milliseconds, then
+ * handed to the sink as one chunk. The timer does not keep the process alive; the exit hook
+ * writes what is left.
+ */
+export class IntervalBuffer implements Output, Flushable {
+  private lines: unknown[] = []
+  private timer: NodeJS.Timeout | undefined
+  private readonly sink: Sink
+  private readonly interval: number
+  private owner: Owner | undefined
+
+  constructor (sink: Sink, interval: number) {
+    this.sink = sink
+    this.interval = interval
+  }
+
+  push (line: unknown, owner: Owner): void {
+    this.owner = owner
+    this.lines.push(line)
+    if (this.timer === undefined) {
+      this.timer = setTimeout(flushInterval, this.interval, this)
+      this.timer.unref()
+      hold(this)
+    }
+  }
+
+  flush (): void {
+    if (this.timer !== undefined) clearTimeout(this.timer)
+    this.timer = undefined
+    shared.holding.delete(this)
+    if (this.lines.length === 0 || this.owner === undefined) return
+    const chunk = this.lines.join('')
+    this.lines = []
+    this.sink.push(chunk, this.owner)
+  }
+
+  flushSync (): void {
+    this.flush()
+    this.sink.flushSync()
+  }
+}

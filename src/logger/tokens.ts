@@ -1,0 +1,67 @@
+// The built-in tokens, registered through the public `token()` like any user token, so a user
+// can override each of them and every value passes through the same escaping.
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import auth from 'basic-auth'
+import { currentDate, formatDuration, formatElapsed } from './clock.js'
+import type { StartMark } from './clock.js'
+
+/** The fields morgan's users and Express put on a request, which tokens read. */
+export interface LoggedRequest extends IncomingMessage, StartMark {
+  ip?: string | undefined
+  originalUrl?: string | undefined
+  _remoteAddress?: string | undefined
+}
+
+export type LoggedResponse = ServerResponse & StartMark
+
+type BuiltinToken = (req: LoggedRequest, res: LoggedResponse, arg?: string) => string | undefined
+
+/** Whether the response has started, also for objects that only imitate a ServerResponse. */
+export function headersSent (res: ServerResponse): boolean {
+  const sent: unknown = res.headersSent
+  return typeof sent === 'boolean' ? sent : Boolean((res as { _header?: unknown })._header)
+}
+
+/**
+ * `req.ip` (Express, with its trust-proxy rules), then the address recorded when the request
+ * entered the logger (the socket forgets it once closed), then the socket's. Optional chaining:
+ * a request without `connection` (HTTP/2 compatibility objects, test doubles) gives `-`, not a
+ * TypeError.
+ */
+export function remoteAddress (req: LoggedRequest): string | undefined {
+  return req.ip || req._remoteAddress || req.connection?.remoteAddress || req.socket?.remoteAddress || undefined
+}
+
+function joinHeader (value: number | string | string[] | undefined): string | undefined {
+  // Left as a number when it is one: morgan prints a numeric Content-Length of 0 as `-`.
+  return Array.isArray(value) ? value.join(', ') : value as string | undefined
+}
+
+const builtins: Record<string, BuiltinToken> = {
+  url: (req) => req.originalUrl || req.url,
+  method: (req) => req.method,
+  'response-time': (req, res, digits) => {
+    if (req._startAt === undefined || res._startAt === undefined) return undefined
+    return formatDuration(req._startAt, res._startAt, digits)
+  },
+  'total-time': (req, res, digits) => {
+    if (req._startAt === undefined || res._startAt === undefined) return undefined
+    return formatElapsed(req._startAt, digits)
+  },
+  date: (_req, _res, format) => currentDate(format),
+  status: (_req, res) => headersSent(res) ? String(res.statusCode) : undefined,
+  referrer: (req) => (req.headers.referer || req.headers.referrer) as string | undefined,
+  'remote-addr': remoteAddress,
+  'remote-user': (req) => auth(req)?.name,
+  pid: () => String(process.pid),
+  'http-version': (req) => String(req.httpVersionMajor) + '.' + String(req.httpVersionMinor),
+  'user-agent': (req) => req.headers['user-agent'],
+  // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
+  req: (req, _res, field) => field === undefined ? undefined : joinHeader(req.headers[field.toLowerCase()]),
+  res: (_req, res, field) => field === undefined || !headersSent(res) ? undefined : joinHeader(res.getHeader(field))
+}
+
+/** Registers every built-in token through `token`. */
+export function registerTokens (token: (name: string, fn: BuiltinToken) => unknown): void {
+  for (const name of Object.keys(builtins)) token(name, builtins[name] as BuiltinToken)
+}

@@ -1,0 +1,182 @@
+// Options: defaults, validation when the middleware is made (the same TypeErrors as body-parser),
+// and the rule that options are read once.
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import type { IncomingMessage } from 'node:http'
+import bodyParser from 'body-parser'
+import { json, raw, text, urlencoded } from '../../src/body/index.js'
+import { compare, send, startBodyServer } from '../helpers/body-server.js'
+import type { BodyServer } from '../helpers/body-server.js'
+
+let server: BodyServer
+before(async () => { server = await startBodyServer() })
+after(async () => { await server.close() })
+
+const parsers = { json, raw, text, urlencoded } as const
+const references = { json: bodyParser.json, raw: bodyParser.raw, text: bodyParser.text, urlencoded: bodyParser.urlencoded } as const
+type Name = keyof typeof parsers
+
+/** Asserts that foyer and body-parser both throw the same TypeError for `options`, or both accept them. */
+function sameValidation (name: Name, options: unknown): void {
+  const ours = attempt(() => (parsers[name] as (o: unknown) => unknown)(options))
+  const theirs = attempt(() => (references[name] as (o: unknown) => unknown)(options))
+  assert.deepEqual(ours, theirs, `${name}(${String(JSON.stringify(options))})`)
+}
+
+function attempt (fn: () => unknown): string {
+  try {
+    fn()
+    return 'accepted'
+  } catch (err) {
+    return `${(err as Error).name}: ${(err as Error).message}`
+  }
+}
+
+describe('limit', () => {
+  it('defaults to 100kb', async () => {
+    const at = await send(server, server.mount(raw()), { headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(102400) })
+    assert.equal((at.body as { hex: string }).hex.length, 204800)
+    const over = await send(server, server.mount(raw()), { headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(102401) })
+    assert.equal(over.error?.props['limit'], 102400)
+  })
+
+  it('takes a number of bytes or a bytes string', async () => {
+    for (const [limit, bytes] of [[10, 10], ['1kb', 1024], ['1.5kb', 1536], ['2 MB', 2097152], [null, 102400]] as const) {
+      const seen = await compare(server, raw({ limit }), bodyParser.raw({ limit: limit as number }), { headers: { 'content-type': 'application/octet-stream' }, body: Buffer.alloc(bytes + 1) })
+      assert.equal(seen.error?.props['limit'], bytes)
+    }
+  })
+
+  it('throws a TypeError naming the option for an invalid limit, when the middleware is made', () => {
+    for (const name of Object.keys(parsers) as Name[]) {
+      for (const limit of ['abc', '', NaN, true, {}, '10 potatoes']) sameValidation(name, { limit })
+    }
+    assert.throws(() => json({ limit: 'abc' }), { name: 'TypeError', message: 'option limit "abc" is invalid' })
+  })
+})
+
+describe('verify', () => {
+  it('throws a TypeError when it is not a function, and ignores falsy values', () => {
+    for (const name of Object.keys(parsers) as Name[]) {
+      for (const verify of ['yes', 1, {}, true, false, 0, '', null]) sameValidation(name, { verify })
+    }
+    assert.throws(() => text({ verify: 'yes' as never }), { name: 'TypeError', message: 'option verify must be function' })
+  })
+
+  it('receives req, res, the bytes and the charset', async () => {
+    const calls: unknown[][] = []
+    const verify = (req: IncomingMessage, res: unknown, buf: Buffer, encoding: string): void => {
+      calls.push([typeof req.headers, typeof (res as { setHeader?: unknown }).setHeader, buf.toString(), encoding])
+    }
+    await send(server, server.mount(json({ verify })), { headers: { 'content-type': 'application/json; charset=UTF-8' }, body: '{"a":1}' })
+    await send(server, server.mount(text({ verify, defaultCharset: 'latin1' })), { headers: { 'content-type': 'text/plain' }, body: 'hi' })
+    assert.deepEqual(calls, [['object', 'function', '{"a":1}', 'utf-8'], ['object', 'function', 'hi', 'latin1']])
+  })
+})
+
+describe('type', () => {
+  it('defaults to each parser\'s own media type', async () => {
+    const cases: Array<[Name, string, string]> = [
+      ['json', 'application/json', '{}'], ['raw', 'application/octet-stream', 'x'],
+      ['text', 'text/plain', 'x'], ['urlencoded', 'application/x-www-form-urlencoded', 'a=1']
+    ]
+    for (const [name, type, body] of cases) {
+      for (const [other] of cases) {
+        const seen = await send(server, server.mount(parsers[other]()), { headers: { 'content-type': type }, body })
+        assert.equal(seen.body !== undefined && !(typeof seen.body === 'object' && seen.body !== null && 'undefined' in seen.body), name === other, `${other} with ${type}`)
+      }
+    }
+  })
+
+  it('matches extensions, wildcards, suffixes and arrays as type-is does', async () => {
+    const cases: Array<[unknown, string]> = [
+      ['json', 'application/json'], ['*/*', 'application/x-anything'], ['*/json', 'text/json'], ['application/*', 'application/foo'],
+      ['+json', 'application/ld+json'], ['*/*+json', 'application/ld+json'], [['text/html', 'application/json'], 'application/json'],
+      ['urlencoded', 'application/x-www-form-urlencoded'], ['bin', 'application/octet-stream'], ['txt', 'text/plain'],
+      ['application/json', 'application/ld+json'], ['json', 'text/json'], ['+json', 'application/json'], [[], 'a/b'], [[], 'not a type']
+    ]
+    for (const [type, contentType] of cases) {
+      await compare(server, text({ type: type as string }), bodyParser.text({ type: type as string }), { headers: { 'content-type': contentType }, body: '{}' })
+    }
+  })
+
+  it('calls a function with the request and parses when it returns truthy', async () => {
+    const seenRequests: string[] = []
+    const type = (req: IncomingMessage): unknown => { seenRequests.push(req.headers['x-parse'] as string); return req.headers['x-parse'] === 'yes' ? 1 : '' }
+    const yes = await compare(server, text({ type }), bodyParser.text({ type }), { headers: { 'x-parse': 'yes' }, body: 'hi' })
+    const no = await compare(server, text({ type }), bodyParser.text({ type }), { headers: { 'x-parse': 'no', 'content-type': 'text/plain' }, body: 'hi' })
+    assert.equal(yes.body, 'hi')
+    assert.deepEqual(no.body, { undefined: true })
+    assert.deepEqual(seenRequests, ['yes', 'yes', 'no', 'no'])
+  })
+
+  it('falls back to the default for a falsy type', async () => {
+    const seen = await compare(server, json({ type: '' }), bodyParser.json({ type: '' }), { headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { a: 1 })
+  })
+})
+
+describe('inflate', () => {
+  it('defaults to true and is turned off only by false', () => {
+    for (const inflate of [undefined, true, 0, 'no']) sameValidation('json', { inflate })
+  })
+})
+
+describe('defaultCharset', () => {
+  it('is validated only by urlencoded, which takes utf-8 or iso-8859-1', () => {
+    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '']) {
+      for (const name of Object.keys(parsers) as Name[]) sameValidation(name, { defaultCharset })
+    }
+    assert.throws(() => urlencoded({ defaultCharset: 'latin1' as never }), { name: 'TypeError', message: 'option defaultCharset must be either utf-8 or iso-8859-1' })
+  })
+
+  it('json refuses a non-utf default at request time, as body-parser does', async () => {
+    const seen = await compare(server, json({ defaultCharset: 'latin1' }), bodyParser.json({ defaultCharset: 'latin1' } as bodyParser.OptionsJson), { headers: { 'content-type': 'application/json' }, body: '{}' })
+    assert.equal(seen.error?.message, 'unsupported charset "LATIN1"')
+  })
+})
+
+describe('parameterLimit and depth', () => {
+  it('throw the TypeErrors body-parser throws', () => {
+    for (const parameterLimit of [0, -1, NaN, null, 'x', '10', 1.5, Infinity, 'Infinity']) sameValidation('urlencoded', { parameterLimit })
+    for (const depth of [-1, NaN, 'x', 0, 1.5, Infinity, null, false]) {
+      sameValidation('urlencoded', { extended: true, depth })
+      sameValidation('urlencoded', { extended: false, depth })
+    }
+    assert.throws(() => urlencoded({ parameterLimit: 0 }), { name: 'TypeError', message: 'option parameterLimit must be a positive number' })
+    assert.throws(() => urlencoded({ extended: true, depth: -1 }), { name: 'TypeError', message: 'option depth must be a zero or a positive number' })
+  })
+
+  it('take odd but accepted values the way body-parser does', async () => {
+    const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+    for (const options of [{ parameterLimit: '2' }, { parameterLimit: 2.9 }, { extended: true, depth: false }, { extended: true, depth: null }, { extended: true, depth: '1' }]) {
+      for (const body of ['a=1&b=2&c=3', 'a[b][c][d][e][f][g]=1', 'a[b]=1']) {
+        await compare(server, urlencoded(options as never), bodyParser.urlencoded(options as never), { headers, body })
+      }
+    }
+  })
+})
+
+describe('onProtoPoisoning', () => {
+  it('throws a TypeError for anything but error, remove or ignore', () => {
+    assert.throws(() => json({ onProtoPoisoning: 'warn' as never }), { name: 'TypeError', message: 'option onProtoPoisoning must be "error", "remove" or "ignore"' })
+    for (const onProtoPoisoning of ['error', 'remove', 'ignore', undefined] as const) json({ onProtoPoisoning })
+  })
+})
+
+describe('options are read once', () => {
+  it('changing the options object later changes nothing', async () => {
+    const options: { limit: number | string, strict: boolean, type: string } = { limit: 5, strict: true, type: 'application/json' }
+    const mw = json(options)
+    options.limit = '1mb'
+    options.strict = false
+    options.type = 'text/plain'
+    const path = server.mount(mw)
+    assert.equal((await send(server, path, { headers: { 'content-type': 'application/json' }, body: '{"a":1}' })).error?.type, 'entity.too.large')
+    assert.equal((await send(server, path, { headers: { 'content-type': 'application/json' }, body: '1' })).error?.type, 'entity.parse.failed')
+  })
+
+  it('works with no options at all', async () => {
+    for (const name of Object.keys(parsers) as Name[]) sameValidation(name, undefined)
+  })
+})

@@ -1,0 +1,272 @@
+// The shared pipeline: skip rules, limits (failing fast), aborts, Content-Length mismatches,
+// stream state, and the async context `next` runs in.
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import bodyParser from 'body-parser'
+import { json, raw, text, urlencoded } from '../../src/body/index.js'
+import type { BodyMiddleware } from '../../src/body/index.js'
+import { resolveCommon } from '../../src/body/options.js'
+import { readBody } from '../../src/body/read.js'
+import type { ReadOptions } from '../../src/body/read.js'
+import { rawSocket, request, startServer } from '../helpers/server.js'
+import { compare, readResponse, requestHead, send, startBodyServer } from '../helpers/body-server.js'
+import type { BodyServer, Seen } from '../helpers/body-server.js'
+
+type WithBody = IncomingMessage & { body?: unknown }
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+
+let server: BodyServer
+before(async () => { server = await startBodyServer() })
+after(async () => { await server.close() })
+
+const delay = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+describe('skip rules', () => {
+  it('leaves req.body undefined for a request without a body', async () => {
+    for (const [ours, theirs] of [[json(), bodyParser.json()], [raw(), bodyParser.raw()], [text(), bodyParser.text()], [urlencoded(), bodyParser.urlencoded()]]) {
+      const seen = await compare(server, ours, theirs, { method: 'GET', headers: JSON_HEADERS })
+      assert.deepEqual(seen.body, { undefined: true })
+    }
+  })
+
+  it('leaves req.body undefined when the type does not match', async () => {
+    const seen = await compare(server, json(), bodyParser.json(), { headers: { 'content-type': 'text/plain' }, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { undefined: true })
+  })
+
+  it('leaves req.body undefined when there is no Content-Type', async () => {
+    const seen = await compare(server, json(), bodyParser.json(), { body: '{"a":1}' })
+    assert.deepEqual(seen.body, { undefined: true })
+  })
+
+  it('keeps a req.body set before it when it does not parse', async () => {
+    const keep = (req: IncomingMessage): void => { (req as WithBody).body = 'kept' }
+    const seen = await compare(server, json(), bodyParser.json(), { method: 'GET' }, keep)
+    assert.equal(seen.body, 'kept')
+  })
+
+  it('skips a body the application already read', async () => {
+    const afterReading = (mw: unknown): BodyMiddleware => (req, res, next) => {
+      req.resume()
+      req.once('end', () => { (mw as BodyMiddleware)(req, res, next) })
+    }
+    const seen = await compare(server, afterReading(json()), afterReading(bodyParser.json()), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { undefined: true })
+  })
+
+  it('parses once when the same parser is mounted twice', async () => {
+    const parser = json()
+    const twice: BodyMiddleware = (req, res, next) => {
+      parser(req, res, (err) => {
+        if (err !== undefined) { next(err); return }
+        const first = (req as WithBody).body
+        parser(req, res, (err2) => {
+          assert.equal((req as WithBody).body, first)
+          next(err2)
+        })
+      })
+    }
+    const seen = await send(server, server.mount(twice), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { a: 1 })
+  })
+
+  it('reads a chunked body (no Content-Length)', async () => {
+    const seen = await compare(server, json(), bodyParser.json(), { headers: { ...JSON_HEADERS, 'transfer-encoding': 'chunked' }, body: ['{"a":', '[1,', '2]}'] })
+    assert.deepEqual(seen.body, { a: [1, 2] })
+  })
+})
+
+describe('limit', () => {
+  it('413 at once when the declared Content-Length is over the limit, before any byte is sent', async () => {
+    const path = server.mount(json())
+    const socket = await rawSocket(server.port)
+    try {
+      // only the head: the answer must not wait for a body
+      socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 10 * 1024 * 1024 }))
+      const reply = await readResponse(socket)
+      const seen = JSON.parse(reply.body) as Seen
+      assert.equal(seen.error?.type, 'entity.too.large')
+      assert.equal(seen.error?.status, 413)
+      assert.deepEqual(seen.error?.props, { expected: 10485760, length: 10485760, limit: 102400 })
+    } finally {
+      socket.destroy()
+    }
+  })
+
+  it('reports a declared oversize as body-parser does', async () => {
+    const body = 'x'.repeat(2048)
+    const seen = await compare(server, text({ limit: '1kb' }), bodyParser.text({ limit: '1kb' }), { headers: { 'content-type': 'text/plain' }, body })
+    assert.deepEqual(seen.error?.props, { expected: 2048, length: 2048, limit: 1024 })
+    assert.equal(seen.error?.message, 'request entity too large')
+  })
+
+  it('413 while a chunked body is still streaming, as soon as it passes the limit', async () => {
+    const path = server.mount(raw({ limit: '10kb' }))
+    const socket = await rawSocket(server.port)
+    const client = { writing: true }
+    try {
+      socket.write(requestHead(path, { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }))
+      const chunk = 'x'.repeat(1024)
+      // an endless body: it only stops when the test ends
+      const pump = async (): Promise<void> => {
+        while (client.writing && !socket.destroyed) {
+          socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)
+          await delay(5)
+        }
+      }
+      pump().catch(() => {})
+      const started = Date.now()
+      const reply = await readResponse(socket)
+      assert.ok(client.writing, 'the answer came while the client was still sending')
+      assert.ok(Date.now() - started < 5000)
+      const seen = JSON.parse(reply.body) as Seen
+      assert.equal(seen.error?.type, 'entity.too.large')
+      assert.equal(seen.error?.props['limit'], 10240)
+      const received = seen.error?.props['received'] as number
+      assert.ok(received > 10240 && received <= 10240 + 2048, `received ${received}`)
+      assert.equal(seen.listeners, 0)
+    } finally {
+      client.writing = false
+      socket.destroy()
+    }
+  })
+
+  it('keeps the connection usable: the rest of an oversize body is read and dropped', async () => {
+    const path = server.mount(text({ limit: '1kb' }))
+    const socket = await rawSocket(server.port)
+    try {
+      const body = 'y'.repeat(256 * 1024)
+      socket.write(requestHead(path, { 'content-type': 'text/plain', 'content-length': body.length }))
+      const first = await readResponse(socket)
+      assert.equal((JSON.parse(first.body) as Seen).error?.type, 'entity.too.large')
+      socket.write(body)
+      socket.write(requestHead(path, { 'content-type': 'text/plain', 'content-length': 2 }) + 'ok')
+      const second = await readResponse(socket)
+      assert.deepEqual((JSON.parse(second.body) as Seen).body, 'ok')
+    } finally {
+      socket.destroy()
+    }
+  })
+
+  it('accepts a body exactly at the limit', async () => {
+    const seen = await compare(server, raw({ limit: 100 }), bodyParser.raw({ limit: 100 }), { headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }, body: ['a'.repeat(50), 'b'.repeat(50)] })
+    assert.equal((seen.body as { hex: string }).hex.length, 200)
+  })
+})
+
+describe('aborted requests', () => {
+  it('400 request.aborted with the bytes received and expected when the client closes mid-body', async () => {
+    const path = server.mount(json())
+    const observed = server.observe(path)
+    const socket = await rawSocket(server.port)
+    socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+    await delay(50)
+    socket.destroy()
+    const seen = await observed
+    assert.equal(seen.error?.type, 'request.aborted')
+    assert.equal(seen.error?.status, 400)
+    assert.equal(seen.error?.message, 'request aborted')
+    assert.deepEqual(seen.error?.props, { code: 'ECONNABORTED', expected: 100, length: 100, received: 5 })
+    assert.equal(seen.listeners, 0, 'no listener is left on the request')
+  })
+
+  it('expected is null for a chunked body', async () => {
+    const path = server.mount(text())
+    const observed = server.observe(path)
+    const socket = await rawSocket(server.port)
+    socket.write(requestHead(path, { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }) + '3\r\nabc\r\n')
+    await delay(50)
+    socket.destroy()
+    const seen = await observed
+    assert.deepEqual(seen.error?.props, { code: 'ECONNABORTED', expected: null, length: null, received: 3 })
+  })
+
+  it('an abort after a 413 causes no second call and no crash', async () => {
+    const path = server.mount(raw({ limit: 10 }))
+    const observed = server.observe(path)
+    const socket = await rawSocket(server.port)
+    socket.write(requestHead(path, { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }) + 'f\r\n0123456789abcde\r\n')
+    const seen = await observed
+    assert.equal(seen.error?.type, 'entity.too.large')
+    socket.destroy()
+    await delay(50)
+    assert.deepEqual(server.repeated, [])
+  })
+})
+
+describe('Content-Length that does not match the body', () => {
+  it('400 request.size.invalid', async () => {
+    // node:http holds a client to its Content-Length; an app or proxy rewriting the header does not
+    const shorten = (req: IncomingMessage): void => { req.headers['content-length'] = String(Number(req.headers['content-length']) - 2) }
+    const seen = await compare(server, json(), bodyParser.json(), { headers: JSON_HEADERS, body: '{"a":"b"}' }, shorten)
+    assert.equal(seen.error?.type, 'request.size.invalid')
+    assert.equal(seen.error?.status, 400)
+    assert.deepEqual(seen.error?.props, { expected: 7, length: 7, received: 9 })
+  })
+})
+
+describe('stream state', () => {
+  it('500 stream.encoding.set when req.setEncoding was called before the parser', async () => {
+    const setEncoding = (req: IncomingMessage): void => { req.setEncoding('utf8') }
+    const seen = await compare(server, json(), bodyParser.json(), { headers: JSON_HEADERS, body: '{"a":1}' }, setEncoding)
+    assert.equal(seen.error?.type, 'stream.encoding.set')
+    assert.equal(seen.error?.status, 500)
+    assert.equal(seen.error?.message, 'stream encoding should not be set')
+  })
+
+  it('500 stream.not.readable when the stream can no longer be read', async () => {
+    const unreadable = (req: IncomingMessage): void => { Object.defineProperty(req, 'readable', { value: false }) }
+    const seen = await compare(server, text(), bodyParser.text(), { headers: { 'content-type': 'text/plain' }, body: 'x' }, unreadable)
+    assert.equal(seen.error?.type, 'stream.not.readable')
+    assert.equal(seen.error?.status, 500)
+    assert.equal(seen.error?.message, 'stream is not readable')
+  })
+
+  it('reads a request an earlier middleware paused', async () => {
+    const seen = await send(server, server.mount(json(), (req) => { req.pause() }), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { a: 1 })
+  })
+})
+
+describe('async context', () => {
+  const als = new AsyncLocalStorage<string>()
+  const stores: Array<string | undefined> = []
+  const inContext = (mw: BodyMiddleware, name: string): BodyMiddleware => (req, res, next) => {
+    als.run(name, () => { mw(req, res, (err) => { stores.push(als.getStore()); next(err) }) })
+  }
+  const run = async (mw: BodyMiddleware, name: string, headers: Record<string, string>, body?: string | string[]): Promise<void> => {
+    stores.length = 0
+    await send(server, server.mount(inContext(mw, name)), { headers, ...(body === undefined ? { method: 'GET' } : { body }) })
+    assert.deepEqual(stores, [name])
+  }
+
+  it('next runs in the caller\'s AsyncLocalStorage context after reading a body', async () => {
+    await run(json(), 'parsed', JSON_HEADERS, ['{"a":', '1}'])
+  })
+
+  it('and after an error found while reading', async () => {
+    await run(text({ limit: 2 }), 'too-large', { 'content-type': 'text/plain', 'transfer-encoding': 'chunked' }, ['ab', 'cd'])
+  })
+
+  it('and when the request is skipped', async () => {
+    await run(json(), 'skipped', JSON_HEADERS)
+  })
+})
+
+describe('readBody without the middleware', () => {
+  it('reads a body for any caller, handing back its own argument', async () => {
+    const options: ReadOptions = { ...resolveCommon(undefined, 'text/plain'), charsets: 'any', parse: (body) => body }
+    const s = await startServer((req: IncomingMessage, res: ServerResponse) => {
+      readBody(req, res, options, (err, body, _req, tag: string) => { res.end(`${tag}:${String(err ?? body)}`) }, 'tag')
+    })
+    try {
+      const reply = await request(s.port, { headers: { 'content-type': 'text/plain' }, body: 'hello' })
+      assert.equal(reply.body, 'tag:hello')
+    } finally {
+      await s.close()
+    }
+  })
+})

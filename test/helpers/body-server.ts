@@ -1,0 +1,167 @@
+// A test server for the body parsers. Each middleware is mounted at its own path; the server runs
+// it and answers with a JSON description of what `next` saw: the error (status, type, message and
+// the extra properties of SPEC 7) or `req.body`, how many times `next` ran, and how many listeners
+// were left on the request. `compare` sends one request through foyer and through body-parser.
+import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import { request, startServer } from './server.js'
+import type { Middleware, RequestOptions, TestServer } from './server.js'
+
+export interface Seen {
+  /** `next` was called with an error */
+  error?: {
+    name: string
+    message: string
+    status: unknown
+    statusCode: unknown
+    expose: unknown
+    type: unknown
+    /** own enumerable property names, sorted */
+    keys: string[]
+    /** the SPEC 7 properties that are present (a Buffer `body` as { hex }) */
+    props: Record<string, unknown>
+  }
+  /** `req.body` after a successful `next()`; a Buffer as { hex }, undefined as { undefined: true } */
+  body?: unknown
+  /** listeners left on the request for data, end, error, close and aborted */
+  listeners: number
+}
+
+const PROPS = ['body', 'charset', 'code', 'encoding', 'expected', 'length', 'limit', 'received']
+
+/** JSON-safe form of a value that may be a Buffer or undefined. */
+export function describeValue (value: unknown): unknown {
+  if (value === undefined) return { undefined: true }
+  if (Buffer.isBuffer(value)) return { hex: value.toString('hex') }
+  return value
+}
+
+export type Before = (req: IncomingMessage, res: ServerResponse) => void
+
+export interface BodyServer extends TestServer {
+  /** Mounts a middleware (with an optional hook run just before it) and returns its path. */
+  mount: (mw: Middleware | unknown, before?: Before) => string
+  /** Requests whose `next` ran more than once (a bug), by path. */
+  repeated: string[]
+  /** Resolves with what `next` sees on the next request to `path`, even when no reply can be sent. */
+  observe: (path: string) => Promise<Seen>
+}
+
+export async function startBodyServer (): Promise<BodyServer> {
+  const mounts = new Map<string, { mw: Middleware, before: Before | undefined }>()
+  const repeated: string[] = []
+  const observers = new Map<string, Array<(seen: Seen) => void>>()
+  let id = 0
+  const server = await startServer((req, res) => {
+    const path = req.url ?? '/'
+    const mount = mounts.get(path)
+    if (mount === undefined) { res.statusCode = 404; res.end(); return }
+    mount.before?.(req, res)
+    let calls = 0
+    mount.mw(req, res, (err?: unknown) => {
+      if (++calls > 1) { repeated.push(path); return }
+      const listeners = ['data', 'end', 'error', 'close', 'aborted'].reduce((n, e) => n + req.listenerCount(e), 0)
+      const seen: Seen = { listeners }
+      if (err !== undefined && err !== null) {
+        const e = err as Record<string, unknown> & Error
+        const props: Record<string, unknown> = {}
+        for (const key of PROPS) if (key in e) props[key] = describeValue(e[key])
+        seen.error = {
+          name: e.name,
+          message: e.message,
+          status: e['status'],
+          statusCode: e['statusCode'],
+          expose: e['expose'],
+          type: e['type'],
+          keys: Object.keys(e).sort(),
+          props
+        }
+      } else {
+        seen.body = describeValue((req as IncomingMessage & { body?: unknown }).body)
+      }
+      for (const resolve of observers.get(path)?.splice(0) ?? []) resolve(seen)
+      if (res.writableEnded || res.destroyed) return
+      res.setHeader('content-type', 'application/json')
+      res.end(JSON.stringify(seen))
+    })
+  })
+  return Object.assign(server, {
+    repeated,
+    async observe (path: string): Promise<Seen> {
+      return await new Promise<Seen>((resolve) => {
+        const list = observers.get(path) ?? []
+        list.push(resolve)
+        observers.set(path, list)
+      })
+    },
+    mount (mw: Middleware | unknown, before?: Before): string {
+      const path = `/m${++id}`
+      mounts.set(path, { mw: mw as Middleware, before })
+      return path
+    }
+  })
+}
+
+/** Sends a request to a mounted path and returns what the middleware's `next` saw. */
+export async function send (server: BodyServer, path: string, options: RequestOptions): Promise<Seen & { status: number }> {
+  const reply = await request(server.port, { method: 'POST', ...withLength(options), path })
+  assert.equal(reply.status, 200, `the test server answers 200, got ${reply.status}: ${reply.body}`)
+  assert.deepEqual(server.repeated, [], '`next` runs once per request')
+  return { ...(JSON.parse(reply.body) as Seen), status: reply.status }
+}
+
+/** A body sent in one piece gets a Content-Length, as real clients send it; chunks go chunked. */
+function withLength (options: RequestOptions): RequestOptions {
+  const { body, headers = {} } = options
+  if (body === undefined || Array.isArray(body)) return options
+  const names = Object.keys(headers).map((name) => name.toLowerCase())
+  if (names.includes('content-length') || names.includes('transfer-encoding')) return options
+  return { ...options, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }
+}
+
+/**
+ * Sends the same request through a foyer middleware and a body-parser one and asserts that `next`
+ * saw the same thing: the same body, or an error with the same name, message, status, type,
+ * property names and SPEC 7 properties. Returns what foyer's saw.
+ */
+export async function compare (server: BodyServer, foyer: unknown, reference: unknown, options: RequestOptions,
+  before?: Before): Promise<Seen> {
+  const ours = await send(server, server.mount(foyer, before), options)
+  const theirs = await send(server, server.mount(reference, before), options)
+  assert.deepEqual(withoutListeners(ours), withoutListeners(theirs), `foyer and body-parser differ for ${JSON.stringify(options.body ?? '').slice(0, 200)}`)
+  assert.equal(ours.listeners, 0, 'no listener is left on the request')
+  return ours
+}
+
+function withoutListeners (seen: Seen): Record<string, unknown> {
+  return { error: seen.error, body: seen.body }
+}
+
+/** Reads the next whole HTTP response (with a Content-Length) from a raw socket, within `ms`. */
+export async function readResponse (socket: Socket, ms = 10_000): Promise<{ status: number, head: string, body: string }> {
+  return await new Promise((resolve, reject) => {
+    let data = Buffer.alloc(0)
+    const timer = setTimeout(() => { cleanup(); reject(new Error(`no whole response within ${ms} ms`)) }, ms)
+    const onData = (chunk: Buffer): void => {
+      data = Buffer.concat([data, chunk])
+      const end = data.indexOf('\r\n\r\n')
+      if (end === -1) return
+      const head = data.subarray(0, end).toString('latin1')
+      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0)
+      if (data.length < end + 4 + length) return
+      cleanup()
+      resolve({ status: Number(head.slice(9, 12)), head, body: data.subarray(end + 4, end + 4 + length).toString('utf8') })
+    }
+    const onEnd = (): void => { cleanup(); reject(new Error(`connection closed before a whole response: ${data.toString('latin1')}`)) }
+    const cleanup = (): void => { clearTimeout(timer); socket.off('data', onData); socket.off('end', onEnd); socket.off('error', reject) }
+    socket.on('data', onData)
+    socket.on('end', onEnd)
+    socket.on('error', reject)
+  })
+}
+
+/** The head of a POST to `path` on a raw socket. */
+export function requestHead (path: string, headers: Record<string, string | number>): string {
+  return [`POST ${path} HTTP/1.1`, 'Host: localhost', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n')
+}

@@ -1,0 +1,95 @@
+// The clock behind :date and the timings: UTC dates in three formats, built once per second,
+// and morgan's millisecond arithmetic.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { currentDate, formatClfDate, formatDuration } from '../../src/logger/clock.js'
+import { compareWithMorgan, maskClock, sleep } from '../helpers/logger-lines.js'
+import { request } from '../helpers/server.js'
+
+/** Runs `fn` at the start of a second, so it does not straddle two. */
+async function early<T> (fn: () => T): Promise<T> {
+  while (Date.now() % 1000 > 500) await sleep(10)
+  return fn()
+}
+
+describe('the common log format date', () => {
+  it('is day/month/year:hours:minutes:seconds +0000 in UTC, two-digit padded', () => {
+    assert.equal(formatClfDate(new Date(Date.UTC(2000, 9, 10, 13, 55, 36))), '10/Oct/2000:13:55:36 +0000')
+    assert.equal(formatClfDate(new Date(Date.UTC(2024, 0, 5, 3, 4, 5))), '05/Jan/2024:03:04:05 +0000')
+    assert.equal(formatClfDate(new Date(Date.UTC(1999, 11, 31, 23, 59, 59))), '31/Dec/1999:23:59:59 +0000')
+  })
+
+  it('names every month by its three-letter English abbreviation', () => {
+    const months = Array.from({ length: 12 }, (_, m) => formatClfDate(new Date(Date.UTC(2021, m, 1))).slice(3, 6))
+    assert.deepEqual(months, ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'])
+  })
+
+  it('does not depend on the local time zone', async () => {
+    const { execFile } = await import('node:child_process')
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', '-e', `
+        const { formatClfDate } = require('./src/logger/clock.ts')
+        process.stdout.write(formatClfDate(new Date(Date.UTC(2000, 0, 1, 0, 30, 0))))
+      `], { env: { ...process.env, TZ: 'Pacific/Kiritimati' } }, (err, stdout) => { if (err !== null) reject(err); else resolve(stdout) })
+    })
+    assert.equal(out, '01/Jan/2000:00:30:00 +0000')
+  })
+})
+
+describe('the current date', () => {
+  it('is the current second in each format', async () => {
+    const [date, clf, web, iso] = await early(() => [new Date(), currentDate('clf'), currentDate('web'), currentDate('iso')])
+    assert.equal(clf, formatClfDate(date as Date))
+    assert.equal(web, (date as Date).toUTCString())
+    assert.equal((iso as string).slice(0, 19), (date as Date).toISOString().slice(0, 19))
+  })
+
+  it('is the web format without an argument or with an empty one', async () => {
+    const [web, none, empty] = await early(() => [currentDate('web'), currentDate(undefined), currentDate('')])
+    assert.equal(none, web)
+    assert.equal(empty, web)
+  })
+
+  it('is undefined for an unknown format', () => {
+    assert.equal(currentDate('unix'), undefined)
+    assert.equal(currentDate('CLF'), undefined)
+  })
+
+  it('keeps the milliseconds in the ISO format', async () => {
+    const first = currentDate('iso') as string
+    await sleep(15)
+    const second = currentDate('iso') as string
+    assert.match(first, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    assert.notEqual(first, second)
+    const drift = Math.abs(Date.parse(second) - Date.now())
+    assert.ok(drift < 1000, `ISO date off by ${drift} ms`)
+  })
+
+  it('reuses one string within a second and moves on with the next', async () => {
+    const [a, b] = await early(() => [currentDate('clf'), currentDate('clf')])
+    assert.equal(a, b)
+    await sleep(1000 - (Date.now() % 1000) + 20)
+    const c = currentDate('clf')
+    assert.notEqual(c, a)
+    assert.equal(c, formatClfDate(new Date()))
+  })
+
+  it('matches the date morgan writes for the same request', async () => {
+    const { ours, theirs } = await early(async () => await compareWithMorgan(':date[clf] :date[web] :date', async (port) => await request(port)))
+    assert.equal(ours, theirs)
+    assert.equal(maskClock(ours), '<clf> <web> <web>')
+  })
+})
+
+describe('durations', () => {
+  it('are milliseconds between two hrtime marks, with 3 decimals by default', () => {
+    assert.equal(formatDuration([10, 0], [10, 1_500_000], undefined), '1.500')
+    assert.equal(formatDuration([1, 999_000_000], [2, 1_000_000], undefined), '2.000')
+  })
+
+  it('take the number of decimals as a string or a number', () => {
+    assert.equal(formatDuration([0, 0], [0, 1_234_567], '0'), '1')
+    assert.equal(formatDuration([0, 0], [0, 1_234_567], '5'), '1.23457')
+    assert.equal(formatDuration([0, 0], [0, 1_234_567], 2), '1.23')
+  })
+})

@@ -1,0 +1,127 @@
+// logger.compile: format strings become functions that walk a list of literal text and token
+// calls. No format string is ever turned into code (CVE-2019-5413).
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import fc from 'fast-check'
+import { logger } from '../../src/index.js'
+import type { TokenIndexer } from '../../src/index.js'
+import { parseFormat } from '../../src/logger/compile.js'
+import { answer, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
+import { request } from '../helpers/server.js'
+import type { Middleware } from '../helpers/server.js'
+
+const req = {} as IncomingMessage
+const res = {} as ServerResponse
+
+/** A token table where every name answers with its own name and argument. */
+const echo = new Proxy({}, {
+  get: (_target, name) => typeof name === 'string'
+    ? (_req: unknown, _res: unknown, arg?: string) => arg === undefined ? `<${name}>` : `<${name}|${arg}>`
+    : undefined
+}) as unknown as TokenIndexer
+
+describe('logger.compile(format)', () => {
+  it('returns a function that writes the literal text and each token value', () => {
+    const fn = logger.compile('a :method b :url[x] c')
+    assert.equal(fn(echo, req, res), 'a <method> b <url|x> c')
+  })
+
+  it('reads token names of two or more word characters or dashes, as morgan does', () => {
+    const fn = logger.compile(':a :ab :a-b_c9:next')
+    assert.equal(fn(echo, req, res), ':a <ab> <a-b_c9><next>')
+  })
+
+  it('passes everything up to the closing bracket as the argument, spaces included', () => {
+    assert.equal(logger.compile(':req[x y z]!')(echo, req, res), '<req|x y z>!')
+  })
+
+  it('keeps an empty pair of brackets as text', () => {
+    assert.equal(logger.compile(':req[]')(echo, req, res), '<req>[]')
+  })
+
+  it('keeps an unknown token as written, where morgan threw on the first request', () => {
+    const fn = logger.compile('at 10:30 :no-such-token[x] :method')
+    assert.equal(fn(logger as unknown as TokenIndexer, { method: 'GET' } as IncomingMessage, res), 'at 10:30 :no-such-token[x] GET')
+  })
+
+  it('works with the logger itself as the token table, as morgan.compile(f)(morgan, req, res) does', () => {
+    logger.token('constant', () => 'c')
+    assert.equal(logger.compile('[:constant]')(logger as unknown as TokenIndexer, req, res), '[c]')
+  })
+
+  it('prints - for a token that gives undefined, null, an empty string, 0 or false', () => {
+    const values: Record<string, unknown> = { u: undefined, n: null, e: '', z: 0, f: false, t: true, one: 1 }
+    const table = new Proxy({}, { get: (_t, name) => typeof name === 'string' ? () => values[name.slice(1)] : undefined }) as unknown as TokenIndexer
+    assert.equal(logger.compile(':xu :xn :xe :xz :xf :xt :xone')(table, req, res), '- - - - - true 1')
+  })
+
+  it('throws a TypeError for anything but a string, with morgan\'s message', () => {
+    for (const bad of [undefined, null, 42, {}, [], () => 'x', Symbol('s')]) {
+      assert.throws(() => logger.compile(bad as unknown as string), { name: 'TypeError', message: 'argument format must be a string' })
+    }
+  })
+
+  it('never runs a format string as code', async () => {
+    const marker = globalThis as { pwned?: boolean }
+    const attacks = [
+      '" + (globalThis.pwned = true) + "',
+      "' + (globalThis.pwned = true) + '",
+      // eslint-disable-next-line no-template-curly-in-string -- a template literal is the attack
+      '`${globalThis.pwned = true}`',
+      ':method[" + (globalThis.pwned = true) + "]',
+      ':url\\"); globalThis.pwned = true; ("',
+      '\u2028globalThis.pwned = true\u2029',
+      '*/ globalThis.pwned = true /*'
+    ]
+    for (const format of attacks) {
+      const fn = logger.compile(format)
+      fn(echo, req, res)
+      assert.equal(marker.pwned, undefined, format)
+    }
+    // the text stays text
+    assert.equal(logger.compile(attacks[0] as string)(echo, req, res), attacks[0])
+    // and the bracketed text is an argument like any other
+    assert.equal(logger.compile(attacks[3] as string)(echo, req, res), '<method|" + (globalThis.pwned = true) + ">')
+  })
+
+  it('produces the same text as morgan\'s compile for any format (property)', () => {
+    const alphabet = fc.constantFrom('a', 'b', 'Z', '0', '-', '_', ':', ':', '[', ']', ' ', '"', '\\', '\n', 'é', '\u2028', '{', '}', '$', '`', "'")
+    fc.assert(fc.property(fc.array(alphabet, { maxLength: 40 }).map((a) => a.join('')), (format) => {
+      // morgan hands a bracketed argument to the token in its JSON-escaped spelling; only
+      // arguments where that spelling is the text itself are compared.
+      fc.pre(parseFormat(format).every((p) => typeof p === 'string' || p.arg === undefined || !/["\\\n\u2028]/.test(p.arg)))
+      assert.equal(logger.compile(format)(echo, req, res), morgan.compile(format)(echo, req, res))
+    }), { numRuns: 500 })
+  })
+})
+
+describe('parsing a format', () => {
+  it('gives back the format when its parts are put together (property)', () => {
+    fc.assert(fc.property(fc.string({ maxLength: 60 }), (format) => {
+      const text = parseFormat(format).map((p) => typeof p === 'string' ? p : p.source).join('')
+      assert.equal(text, format)
+    }), { numRuns: 500 })
+  })
+
+  it('is linear: a long run of colons and brackets compiles at once', () => {
+    const started = Date.now()
+    logger.compile(':' + '-'.repeat(100_000) + '[' + 'x'.repeat(100_000))
+    logger.compile(':ab['.repeat(50_000))
+    assert.ok(Date.now() - started < 2000)
+  })
+})
+
+describe('compiled formats in a logger', () => {
+  it('can be used as a format function', async () => {
+    const compiled = logger.compile(':method :url')
+    const out = new LineCollector()
+    const server = await serve([logger(compiled, { stream: out }) as Middleware], answer())
+    try {
+      await request(server.port, { path: '/compiled' })
+      assert.deepEqual(await out.waitForLines(1), ['GET /compiled'])
+    } finally {
+      await server.close()
+    }
+  })
+})

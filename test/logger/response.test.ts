@@ -1,0 +1,197 @@
+// When a response starts and ends, as the logger sees it: headers given to writeHead, the
+// start time, exactly one line per logger whatever happens to the connection, and the async
+// context tokens run in.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { logger } from '../../src/index.js'
+import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle } from '../helpers/logger-lines.js'
+import { rawRequest, rawSocket, request } from '../helpers/server.js'
+import type { Middleware } from '../helpers/server.js'
+
+const get = async (port: number): Promise<unknown> => await request(port, { path: '/r' })
+
+describe('headers given to writeHead', () => {
+  const cases: Array<[string, (res: ServerResponse) => void]> = [
+    ['an object', (res) => { res.writeHead(200, { 'Content-Length': 2, 'X-A': 'a' }) }],
+    ['a reason phrase and an object', (res) => { res.writeHead(200, 'Fine', { 'Content-Length': 2, 'X-A': 'a' }) }],
+    ['a list of pairs', (res) => { res.writeHead(200, [['Content-Length', '2'], ['X-A', 'a']] as unknown as string[]) }],
+    ['a flat list repeating a name', (res) => { res.writeHead(200, ['Content-Length', '2', 'X-A', 'a', 'X-A', 'b']) }],
+    ['an object over headers already set', (res) => { res.setHeader('X-A', 'old'); res.setHeader('X-B', 'kept'); res.writeHead(200, { 'Content-Length': 2, 'X-A': 'a' }) }]
+  ]
+  for (const [name, writeHead] of cases) {
+    it(`are seen by :res[...] when given as ${name}, as with morgan`, async () => {
+      const handler = (_req: IncomingMessage, res: ServerResponse): void => { writeHead(res); res.end('ok') }
+      const { ours, theirs } = await compareWithMorgan(':status :res[content-length] :res[x-a] :res[x-b]', get, { handler })
+      assert.equal(ours, theirs)
+      assert.match(ours, /^200 2 a(, b)? (-|kept)$/)
+    })
+  }
+
+  it('reach the client unchanged, reason phrase included', async () => {
+    const log = logger(':status', { stream: new LineCollector() }) as Middleware
+    const server = await serve([log], (_req, res) => { res.writeHead(201, 'Made', ['X-A', '1', 'X-A', '2']); res.end('ok') })
+    try {
+      const reply = await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.match(reply, /^HTTP\/1\.1 201 Made\r\n/)
+      assert.match(reply, /\r\nX-A: 1\r\nX-A: 2\r\n/)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('the start of the response', () => {
+  it('is recorded in res._startAt and res._startTime when the headers are written, as morgan does', async () => {
+    let marks: unknown[] = []
+    const handler = (_req: IncomingMessage, res: ServerResponse & { _startAt?: unknown }): void => {
+      const before = res._startAt
+      res.writeHead(200)
+      marks = [before, res._startAt, (res as { _startTime?: unknown })._startTime]
+      res.end()
+    }
+    await compareWithMorgan(':status', get, { handler: handler as never })
+    assert.equal(marks[0], undefined)
+    assert.ok(Array.isArray(marks[1]) && marks[1].length === 2)
+    assert.ok(marks[2] instanceof Date)
+  })
+
+  it('is recorded in req._startAt, req._startTime and req._remoteAddress when the request enters, as morgan does', async () => {
+    let seen: Record<string, unknown> = {}
+    const out = new LineCollector()
+    const server = await serve([logger(':url', { stream: out }) as Middleware], (req, res) => {
+      const r = req as unknown as Record<string, unknown>
+      seen = { startAt: r._startAt, startTime: r._startTime, remote: r._remoteAddress }
+      answer()(req, res)
+    })
+    try {
+      await request(server.port)
+      assert.ok(Array.isArray(seen.startAt))
+      assert.ok(seen.startTime instanceof Date)
+      assert.equal(seen.remote, '127.0.0.1')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('is found by custom tokens written for morgan', async () => {
+    const fn = (req: IncomingMessage & { _startTime?: Date }): string => String(req._startTime instanceof Date)
+    logger.token('has-start-time', fn)
+    morgan.token('has-start-time', fn)
+    const { ours, theirs } = await compareWithMorgan(':has-start-time', get)
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'true')
+  })
+})
+
+describe('the end of the response', () => {
+  it('writes one line per logger when the response finishes', async () => {
+    const out = new LineCollector()
+    const a = logger('a :url', { stream: out }) as Middleware
+    const b = logger('b :url :res[content-length]', { stream: out }) as Middleware
+    const server = await serve([a, morgan('tiny', { stream: callRecorder() }), b], answer())
+    try {
+      await request(server.port, { path: '/one' })
+      await request(server.port, { path: '/two' })
+      assert.deepEqual(await out.waitForLines(4), ['a /one', 'b /one 2', 'a /two', 'b /two 2'])
+      await settle()
+      assert.equal(out.lines.length, 4)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('writes one line when the client goes away before the response', async () => {
+    const { ours, theirs } = await compareWithMorgan(':method :url :status :res[content-length] :response-time :total-time', async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET /left HTTP/1.1\r\nHost: x\r\n\r\n')
+      await settle(30)
+      socket.destroy()
+    }, { handler: () => { /* never answers */ } })
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'GET /left - - - -')
+  })
+
+  it('writes one line when the client goes away in the middle of the response', async () => {
+    const out = new LineCollector()
+    const server = await serve([logger(':url :status', { stream: out }) as Middleware], (_req, res) => { res.writeHead(200); res.write('partial') })
+    try {
+      const socket = await rawSocket(server.port)
+      socket.write('GET /mid HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => socket.once('data', resolve))
+      socket.destroy()
+      assert.deepEqual(await out.waitForLines(1), ['/mid 200'])
+      await settle()
+      assert.equal(out.lines.length, 1)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('writes the line when the logger runs after the response was already sent', async () => {
+    const sendFirst: Middleware = (req, res, next) => { answer(203)(req, res); next() }
+    const { ours, theirs } = await compareWithMorgan(':url :status', get, { before: [sendFirst], handler: () => { /* already answered */ } })
+    assert.equal(ours, theirs)
+    assert.equal(ours, '/r 203')
+  })
+
+  it('writes each line of pipelined requests in order', async () => {
+    const out = new LineCollector()
+    const server = await serve([logger(':url :status', { stream: out }) as Middleware], answer())
+    try {
+      await rawRequest(server.port, 'GET /p1 HTTP/1.1\r\nHost: x\r\n\r\nGET /p2 HTTP/1.1\r\nHost: x\r\n\r\nGET /p3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.deepEqual(await out.waitForLines(3), ['/p1 200', '/p2 200', '/p3 200'])
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('the async context', () => {
+  it('is the one the middleware ran in, so tokens can read AsyncLocalStorage, as with morgan', async () => {
+    const storage = new AsyncLocalStorage<string>()
+    const fn = (): string => storage.getStore() ?? 'none'
+    logger.token('store', fn)
+    morgan.token('store', fn)
+    const enter: Middleware = (req, _res, next) => { storage.run(`id-${req.url ?? ''}`, next) }
+    const { ours, theirs } = await compareWithMorgan(':store', get, { before: [enter] })
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'id-/r')
+    const aborted = await compareWithMorgan(':store :status', async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET /gone HTTP/1.1\r\nHost: x\r\n\r\n')
+      await settle(30)
+      socket.destroy()
+    }, { before: [enter], handler: () => { /* never answers */ } })
+    assert.equal(aborted.ours, aborted.theirs)
+    assert.equal(aborted.ours, 'id-/gone -')
+  })
+})
+
+describe('HTTP/2 compatibility requests', () => {
+  it('are logged, with their version', async () => {
+    const out = new LineCollector()
+    const log = logger(':method :url :status :http-version :res[content-length]', { stream: out }) as Middleware
+    const server = createHttp2Server((req, res) => {
+      log(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => { res.setHeader('content-length', 2); res.end('ok') })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const stream = client.request({ ':path': '/h2' })
+        stream.on('error', reject)
+        stream.resume()
+        stream.on('end', resolve)
+        stream.end()
+      })
+      assert.deepEqual(await out.waitForLines(1), ['GET /h2 200 2.0 2'])
+    } finally {
+      client.close()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})

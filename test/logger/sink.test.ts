@@ -1,0 +1,313 @@
+// Getting lines to the stream: batching, order, a bound on what waits for a slow stream, a
+// failing stream that never takes the server down, and lines kept at exit.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { logger } from '../../src/index.js'
+import { answer, callRecorder, LineCollector, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
+import { request } from '../helpers/server.js'
+import type { Middleware } from '../helpers/server.js'
+
+/** A byte stream that holds every write until `release()`; it drains only then. */
+class HeldStream extends Writable {
+  readonly received: string[] = []
+  private readonly held: Array<() => void> = []
+  constructor (highWaterMark = 1024) { super({ highWaterMark }) }
+  override _write (chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    this.received.push(chunk.toString())
+    this.held.push(() => { done() })
+  }
+
+  release (): void {
+    for (const done of this.held.splice(0)) done()
+  }
+
+  get bytes (): number {
+    return this.received.reduce((n, c) => n + Buffer.byteLength(c), 0)
+  }
+}
+
+function tempDir (): string {
+  return mkdtempSync(join(tmpdir(), 'foyer-logger-'))
+}
+
+async function sendAll (port: number, paths: string[], headers: Record<string, string> = {}): Promise<void> {
+  // a few at a time: concurrent enough to overlap, not enough to exhaust sockets
+  for (let i = 0; i < paths.length; i += 10) {
+    await Promise.all(paths.slice(i, i + 10).map(async (path) => {
+      const reply = await request(port, { path, headers })
+      assert.equal(reply.status, 200)
+    }))
+  }
+}
+
+describe('batching', () => {
+  it('joins the lines of one turn into one write', async () => {
+    const out = new LineCollector()
+    const server = await serve([
+      logger('a :url', { stream: out }) as Middleware,
+      logger('b :url', { stream: out }) as Middleware,
+      logger('c :url', { stream: out }) as Middleware
+    ], answer())
+    try {
+      await request(server.port, { path: '/x' })
+      await out.waitForLines(3)
+      assert.deepEqual(out.chunks, ['a /x\nb /x\nc /x\n'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('sends the lines that arrive while a write is in progress together, in order, once it completes', async () => {
+    const held = new HeldStream(1 << 20)
+    const server = await serve([logger(':url', { stream: held }) as Middleware], answer())
+    try {
+      await request(server.port, { path: '/first' })
+      await waitFor(() => held.received.length === 1)
+      await sendAll(server.port, ['/2', '/3', '/4', '/5'])
+      await settle(30)
+      assert.deepEqual(held.received, ['/first\n'], 'nothing more while the first write is in progress')
+      held.release()
+      await waitFor(() => held.received.length === 2)
+      assert.deepEqual(held.received[1]?.split('\n').sort(), ['', '/2', '/3', '/4', '/5'])
+    } finally {
+      held.release()
+      await server.close()
+    }
+  })
+
+  it('writes one line per call, at once, to a plain object with a write method', async () => {
+    const recorder = callRecorder()
+    const out = logger(':url', { stream: recorder, immediate: true }) as Middleware
+    const server = await serve([out, out], (req, res) => {
+      // both lines are there before the handler runs
+      answer(200, String(recorder.calls.length))(req, res)
+    })
+    try {
+      const reply = await request(server.port, { path: '/sync' })
+      assert.equal(reply.body, '2')
+      assert.deepEqual(recorder.calls, ['/sync\n', '/sync\n'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('keeps lines whole when two files append to one path', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const first = createWriteStream(path, { flags: 'a' })
+    const second = createWriteStream(path, { flags: 'a' })
+    const server = await serve([
+      logger('one :url :req[x-pad]', { stream: first }) as Middleware,
+      logger('two :url :req[x-pad]', { stream: second }) as Middleware
+    ], answer())
+    try {
+      const paths = Array.from({ length: 200 }, (_, i) => `/${i}`)
+      await sendAll(server.port, paths, { 'x-pad': 'p'.repeat(3000) })
+      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === 401, 5000)
+      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n')
+      assert.equal(lines.length, 400)
+      for (const line of lines) assert.match(line, /^(one|two) \/\d+ p{3000}$/)
+    } finally {
+      await server.close()
+      first.end()
+      second.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('a stream that is slow or stalls', () => {
+  it('loses nothing when it catches up within maxPending', async () => {
+    const held = new HeldStream(16)
+    const log = logger(':url', { stream: held })
+    const server = await serve([log as Middleware], answer())
+    try {
+      const paths = Array.from({ length: 50 }, (_, i) => `/${i}`)
+      await sendAll(server.port, paths)
+      held.release()
+      await waitFor(() => held.received.join('').split('\n').length === 51)
+      assert.deepEqual(held.received.join('').slice(0, -1).split('\n').sort(), paths.sort())
+      assert.equal(log.dropped, 0)
+    } finally {
+      held.release()
+      await server.close()
+    }
+  })
+
+  it('drops and counts what passes maxPending, keeps memory bounded, and reports the count once when it drains', async () => {
+    const watch = watchWarnings()
+    const held = new HeldStream()
+    const maxPending = 64 * 1024
+    const log = logger(':url :req[x-pad]', { stream: held, maxPending })
+    const server = await serve([log as Middleware], answer())
+    const total = 300
+    try {
+      const pad = 'p'.repeat(1000)
+      await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`), { 'x-pad': pad })
+      await settle()
+      const firstWrite = held.bytes
+      assert.ok(log.dropped > 0, 'lines were dropped')
+      held.release()
+      await waitFor(() => held.received.length >= 2)
+      await settle()
+      held.release()
+      const delivered = held.received.join('').split('\n').length - 1
+      assert.equal(delivered + log.dropped, total, 'every line is either delivered or counted')
+      // what waited never passed the bound: the first write, then at most maxPending
+      assert.ok(held.bytes <= firstWrite + maxPending, `${held.bytes} bytes reached the stream`)
+      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_LINES_DROPPED')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+    } finally {
+      watch.stop()
+      held.release()
+      await server.close()
+    }
+  })
+
+  it('still takes a line longer than maxPending when nothing waits', async () => {
+    const out = new LineCollector()
+    const log = logger(':req[x-pad]', { stream: out, maxPending: 100 })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { headers: { 'x-pad': 'q'.repeat(500) } })
+      assert.deepEqual(await out.waitForLines(1), ['q'.repeat(500)])
+      assert.equal(log.dropped, 0)
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('a stream that fails', () => {
+  it('does not take the server down, is reported once, and later lines are counted as dropped', async () => {
+    const watch = watchWarnings()
+    const broken = new Writable({ write (_chunk, _encoding, done) { done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' })) } })
+    const log = logger(':url', { stream: broken })
+    const server = await serve([log as Middleware], answer())
+    try {
+      for (let i = 0; i < 10; i++) assert.equal((await request(server.port, { path: `/${i}` })).body, 'ok')
+      await settle()
+      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', /write EPIPE/)
+      assert.ok(log.dropped >= 9, `dropped ${log.dropped}`)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('does not take the server down when the log file cannot be opened', async () => {
+    const watch = watchWarnings()
+    const stream = createWriteStream(join(tmpdir(), 'foyer-no-such-dir', String(process.pid), 'access.log'))
+    const log = logger(':url', { stream })
+    const server = await serve([log as Middleware], answer())
+    try {
+      for (let i = 0; i < 5; i++) assert.equal((await request(server.port, { path: `/${i}` })).status, 200)
+      await settle()
+      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', /ENOENT/)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('counts lines for a stream that was destroyed, and says so once', async () => {
+    const watch = watchWarnings()
+    const out = new LineCollector()
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/before' })
+      await out.waitForLines(1)
+      out.destroy()
+      for (let i = 0; i < 3; i++) await request(server.port, { path: '/after' })
+      await settle()
+      assert.equal(log.dropped, 3)
+      assert.equal(watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').length, 1)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('keeps a server answering when its standard output is a closed pipe (EPIPE)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/epipe-server.ts'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    try {
+      const port = await portOf(child)
+      child.stdout?.destroy()
+      for (let i = 0; i < 20; i++) assert.equal((await request(port, { path: `/${i}` })).body, 'still here')
+      await waitFor(() => stderrOf(child).includes('FOYER_LOG_STREAM_ERROR'))
+      await settle(50)
+      assert.equal(stderrOf(child).split('FOYER_LOG_STREAM_ERROR').length - 1, 1, stderrOf(child))
+      assert.match(stderrOf(child), /EPIPE/)
+      assert.equal(child.exitCode, null, 'still running')
+    } finally {
+      child.kill()
+    }
+  })
+})
+
+const stderrs = new WeakMap<ChildProcess, string>()
+function stderrOf (child: ChildProcess): string { return stderrs.get(child) ?? '' }
+
+async function portOf (child: ChildProcess): Promise<number> {
+  stderrs.set(child, '')
+  child.stderr?.on('data', (chunk: Buffer) => { stderrs.set(child, stderrOf(child) + chunk.toString()) })
+  await waitFor(() => /port \d+/.test(stderrOf(child)), 10_000)
+  return Number(/port (\d+)/.exec(stderrOf(child))?.[1])
+}
+
+describe('lines at exit', () => {
+  async function runExit (mode: string, dest: 'file' | 'stdout'): Promise<{ logged: string, code: number | null }> {
+    const dir = tempDir()
+    const file = join(dir, 'access.log')
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/exit-server.ts'], {
+      env: { ...process.env, MODE: mode, DEST: dest, LOG_FILE: file },
+      stdio: ['ignore', 'pipe', 'pipe']
+    })
+    let stdout = ''
+    child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    try {
+      const port = await portOf(child)
+      await request(port, { path: '/last' }).catch(() => undefined)
+      if (mode === 'sigterm') child.kill('SIGTERM')
+      const code = await exited
+      await new Promise((resolve) => setImmediate(resolve))
+      return { logged: dest === 'file' ? readFileSync(file, 'utf8') : stdout, code }
+    } finally {
+      child.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+
+  for (const dest of ['file', 'stdout'] as const) {
+    it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when the app calls process.exit() right after logging`, async () => {
+      const { logged, code } = await runExit('exit', dest)
+      assert.equal(code, 0)
+      assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+    })
+  }
+
+  it('reach the file when an uncaught exception ends the process', async () => {
+    const { logged, code } = await runExit('throw', 'file')
+    assert.equal(code, 1)
+    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+  })
+
+  it('reach the file when the app handles SIGTERM by exiting', async () => {
+    const { logged, code } = await runExit('sigterm', 'file')
+    assert.equal(code, 0)
+    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+  })
+})

@@ -1,0 +1,404 @@
+// Every built-in token and argument form, checked against what morgan 1.12 writes for the same
+// request where morgan defines the value, plus user tokens and overriding built-ins.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
+import { request as httpsRequest } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { logger } from '../../src/index.js'
+import type { TokenFn } from '../../src/index.js'
+import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
+import { TLS_CERT, TLS_KEY } from '../helpers/logger-tls.js'
+import { rawRequest, rawSocket, request } from '../helpers/server.js'
+import type { Middleware } from '../helpers/server.js'
+
+type Req = IncomingMessage & { originalUrl?: string | undefined, ip?: string | undefined }
+
+/** The line foyer writes for `format` and one request, checked equal to morgan's. */
+async function line (format: string, send: (port: number) => Promise<unknown>, options: Parameters<typeof compareWithMorgan>[2] = {}): Promise<string> {
+  const { ours, theirs } = await compareWithMorgan(format, send, options)
+  assert.equal(ours, theirs, 'the same line as morgan')
+  return ours
+}
+
+const get = (path = '/', headers: Record<string, string | string[]> = {}) => async (port: number) => await request(port, { path, headers })
+const raw = (text: string) => async (port: number) => await rawRequest(port, text)
+
+describe(':url', () => {
+  it('is the request URL with its query', async () => {
+    assert.equal(await line(':url', get('/a/b?c=d&e')), '/a/b?c=d&e')
+  })
+
+  it('prefers req.originalUrl, which Express keeps when routers rewrite req.url', async () => {
+    const rewrite: Middleware = (req, _res, next) => { (req as Req).originalUrl = req.url; req.url = '/inner'; next() }
+    assert.equal(await line(':url', get('/outer'), { before: [rewrite] }), '/outer')
+  })
+})
+
+describe(':method', () => {
+  it('is the request method', async () => {
+    assert.equal(await line(':method', async (port) => await request(port, { method: 'DELETE', path: '/x' })), 'DELETE')
+  })
+})
+
+describe(':status', () => {
+  it('is the response status code', async () => {
+    assert.equal(await line(':status', get(), { handler: answer(418, 'teapot') }), '418')
+  })
+
+  it('is - when the client went away before any response', async () => {
+    const text = await line(':status', async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      socket.destroy()
+    }, { handler: () => { /* never answers */ } })
+    assert.equal(text, '-')
+  })
+
+  it('is - with immediate, which logs before any response', async () => {
+    assert.equal(await line(':status', get(), { options: { immediate: true } }), '-')
+  })
+})
+
+describe(':response-time[digits]', () => {
+  const slow = (ms: number) => (_req: IncomingMessage, res: ServerResponse) => { setTimeout(() => { answer()(_req, res) }, ms) }
+
+  it('is milliseconds with 3 decimals by default', async () => {
+    const text = await line(':response-time', get(), { handler: slow(20) })
+    assert.match(text, /^\d+\.\d{3}$/)
+    assert.ok(Number(text) >= 15, text)
+  })
+
+  it('takes the number of decimals as its argument', async () => {
+    assert.match(await line(':response-time[0]', get(), { handler: slow(5) }), /^\d+$/)
+    assert.match(await line(':response-time[1]', get()), /^\d+\.\d$/)
+    assert.match(await line(':response-time[6]', get()), /^\d+\.\d{6}$/)
+  })
+
+  it('runs until the headers are written, not until the response ends', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'content-type': 'text/plain' })
+      setTimeout(() => { res.end('late') }, 60)
+    }
+    // total times differ between two loggers: each measures when it writes its line
+    const { ours } = await compareWithMorgan(':response-time :total-time', get(), { handler })
+    const [response, total] = ours.split(' ').map(Number) as [number, number]
+    assert.ok(response < 40, `response time ${response}`)
+    assert.ok(total >= 50, `total time ${total}`)
+  })
+
+  it('is - without a response: immediate, or an aborted request', async () => {
+    assert.equal(await line(':response-time', get(), { options: { immediate: true } }), '-')
+    const text = await line(':response-time', async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      socket.destroy()
+    }, { handler: () => { /* never answers */ } })
+    assert.equal(text, '-')
+  })
+})
+
+describe(':total-time[digits]', () => {
+  it('is milliseconds until the response finished, 3 decimals by default', async () => {
+    const { ours } = await compareWithMorgan(':total-time', get(), { handler: (req, res) => { setTimeout(() => { answer()(req, res) }, 20) } })
+    assert.match(ours, /^\d+\.\d{3}$/)
+    assert.ok(Number(ours) >= 15, ours)
+  })
+
+  it('takes the number of decimals as its argument', async () => {
+    const { ours } = await compareWithMorgan(':total-time[0] :total-time[2]', get())
+    assert.match(ours, /^\d+ \d+\.\d{2}$/)
+  })
+
+  it('is - with immediate', async () => {
+    assert.equal(await line(':total-time', get(), { options: { immediate: true } }), '-')
+  })
+})
+
+describe(':date[format]', () => {
+  const near = (text: string, parse: (t: string) => number): void => {
+    const at = parse(text)
+    assert.ok(Math.abs(Date.now() - at) < 5000, `${text} is now`)
+  }
+
+  it('is the web format (RFC 1123, GMT) by default', async () => {
+    const { ours } = await compareWithMorgan(':date', get())
+    assert.match(ours, /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}:\d{2} GMT$/)
+    near(ours, Date.parse)
+  })
+
+  it('is the web format with [web]', async () => {
+    const { ours } = await compareWithMorgan(':date[web]', get())
+    assert.match(ours, /GMT$/)
+    near(ours, Date.parse)
+  })
+
+  it('is the common log format in UTC with [clf]', async () => {
+    const { ours } = await compareWithMorgan(':date[clf]', get())
+    const m = /^(\d{2})\/(\w{3})\/(\d{4}):(\d{2}):(\d{2}):(\d{2}) \+0000$/.exec(ours)
+    assert.ok(m !== null, ours)
+    near(ours, () => Date.parse(`${m[1] ?? ''} ${m[2] ?? ''} ${m[3] ?? ''} ${m[4] ?? ''}:${m[5] ?? ''}:${m[6] ?? ''} GMT`))
+  })
+
+  it('is ISO 8601 with milliseconds and Z with [iso]', async () => {
+    const { ours } = await compareWithMorgan(':date[iso]', get())
+    assert.match(ours, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    near(ours, Date.parse)
+  })
+
+  it('is - for any other argument, as in morgan', async () => {
+    assert.equal(await line(':date[unix]', get()), '-')
+  })
+})
+
+describe(':referrer', () => {
+  it('is the Referer header', async () => {
+    assert.equal(await line(':referrer', get('/', { referer: 'http://a.example/' })), 'http://a.example/')
+  })
+
+  it('falls back to a Referrer header', async () => {
+    assert.equal(await line(':referrer', get('/', { referrer: 'http://b.example/' })), 'http://b.example/')
+  })
+
+  it('prefers Referer when both are sent', async () => {
+    assert.equal(await line(':referrer', get('/', { referer: 'http://a.example/', referrer: 'http://b.example/' })), 'http://a.example/')
+  })
+
+  it('is - without either', async () => {
+    assert.equal(await line(':referrer', get()), '-')
+  })
+})
+
+describe(':remote-addr', () => {
+  it('is the socket address', async () => {
+    assert.equal(await line(':remote-addr', get()), '127.0.0.1')
+  })
+
+  it('prefers req.ip, as set by Express from trusted proxies', async () => {
+    const ip: Middleware = (req, _res, next) => { (req as Req).ip = '203.0.113.9'; next() }
+    assert.equal(await line(':remote-addr', get(), { before: [ip] }), '203.0.113.9')
+  })
+
+  it('is still known when the client has gone by the time the line is written', async () => {
+    const text = await line(':remote-addr :status', async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      socket.destroy()
+    }, { handler: () => { /* never answers */ } })
+    assert.equal(text, '127.0.0.1 -')
+  })
+
+  it('is - and does not throw when the request has no connection or socket', async () => {
+    const out = new LineCollector()
+    const detach: Middleware = (req, _res, next) => {
+      Object.defineProperty(req, 'connection', { value: undefined })
+      Object.defineProperty(req, 'socket', { value: undefined })
+      next()
+    }
+    const server = await serve([detach, logger(':remote-addr :method', { stream: out, immediate: true }) as Middleware], answer())
+    try {
+      const reply = await request(server.port)
+      assert.equal(reply.status, 200)
+      assert.deepEqual(await out.waitForLines(1), ['- GET'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('is the client address over https', async () => {
+    const out = new LineCollector()
+    const log = logger(':remote-addr :method :url :status', { stream: out }) as Middleware
+    const server = createHttpsServer({ key: TLS_KEY, cert: TLS_CERT }, (req, res) => { log(req, res, () => { answer()(req, res) }) })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    try {
+      const port = (server.address() as AddressInfo).port
+      await new Promise<void>((resolve, reject) => {
+        httpsRequest({ host: '127.0.0.1', port, path: '/secure', rejectUnauthorized: false, agent: false }, (res) => {
+          res.resume()
+          res.on('end', resolve)
+        }).on('error', reject).end()
+      })
+      assert.deepEqual(await out.waitForLines(1), ['127.0.0.1 GET /secure 200'])
+    } finally {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+})
+
+describe(':remote-user', () => {
+  const basic = (credentials: string): string => 'Basic ' + Buffer.from(credentials).toString('base64')
+
+  it('is the Basic-auth user name', async () => {
+    assert.equal(await line(':remote-user', get('/', { authorization: basic('ada:lovelace') })), 'ada')
+  })
+
+  it('keeps everything before the first colon', async () => {
+    assert.equal(await line(':remote-user', get('/', { authorization: basic('a b:c:d') })), 'a b')
+  })
+
+  it('is - without credentials, with another scheme, or with a malformed header', async () => {
+    assert.equal(await line(':remote-user', get()), '-')
+    assert.equal(await line(':remote-user', get('/', { authorization: 'Bearer abc' })), '-')
+    assert.equal(await line(':remote-user', get('/', { authorization: 'Basic !!!' })), '-')
+    assert.equal(await line(':remote-user', get('/', { authorization: basic(':nobody') })), '-')
+  })
+})
+
+describe(':req[header]', () => {
+  it('is the request header, whatever the case of its name', async () => {
+    assert.equal(await line(':req[x-trace] :req[X-Trace]', get('/', { 'x-trace': 'abc' })), 'abc abc')
+  })
+
+  it('is - when the header is absent', async () => {
+    assert.equal(await line(':req[x-missing]', get()), '-')
+  })
+
+  it('joins every value of a repeated header', async () => {
+    const text = await line(':req[set-cookie]', raw('GET / HTTP/1.1\r\nHost: x\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nConnection: close\r\n\r\n'))
+    assert.equal(text, 'a=1, b=2')
+  })
+
+  it('shows repeated headers as node:http joins them', async () => {
+    const text = await line(':req[accept]', raw('GET / HTTP/1.1\r\nHost: x\r\nAccept: a/b\r\nAccept: c/d\r\nConnection: close\r\n\r\n'))
+    assert.equal(text, 'a/b, c/d')
+  })
+
+  it('is - when the name is missing, instead of failing as morgan does', async () => {
+    const out = new LineCollector()
+    const server = await serve([logger(':req :method', { stream: out }) as Middleware], answer())
+    try {
+      await request(server.port)
+      assert.deepEqual(await out.waitForLines(1), ['- GET'])
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe(':res[header]', () => {
+  it('is the response header', async () => {
+    assert.equal(await line(':res[content-type] :res[Content-Length]', get(), { handler: answer(200, 'four', { 'content-type': 'text/plain' }) }), 'text/plain 4')
+  })
+
+  it('is - when the header is absent', async () => {
+    assert.equal(await line(':res[x-nothing]', get()), '-')
+  })
+
+  it('joins every value of an array header', async () => {
+    assert.equal(await line(':res[set-cookie]', get(), { handler: answer(200, 'ok', { 'set-cookie': ['a=1', 'b=2'] }) }), 'a=1, b=2')
+  })
+
+  it('is - for a numeric header of 0, as in morgan', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.setHeader('content-length', 0); res.end() }
+    assert.equal(await line(':res[content-length]', get(), { handler }), '-')
+  })
+
+  it('sees headers given to writeHead', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'Content-Length': 5, 'X-Kind': 'direct' })
+      res.end('hello')
+    }
+    assert.equal(await line(':res[content-length] :res[x-kind]', get(), { handler }), '5 direct')
+  })
+
+  it('is - when no response was sent', async () => {
+    assert.equal(await line(':res[content-length]', get(), { options: { immediate: true } }), '-')
+  })
+})
+
+describe(':pid', () => {
+  it('is the process id', async () => {
+    assert.equal(await line(':pid', get()), String(process.pid))
+  })
+})
+
+describe(':http-version', () => {
+  it('is 1.1 for HTTP/1.1 and 1.0 for HTTP/1.0', async () => {
+    assert.equal(await line(':http-version', get()), '1.1')
+    assert.equal(await line(':http-version', raw('GET / HTTP/1.0\r\n\r\n')), '1.0')
+  })
+})
+
+describe(':user-agent', () => {
+  it('is the User-Agent header, - without one', async () => {
+    assert.equal(await line(':user-agent', get('/', { 'user-agent': 'curl/8.7.1' })), 'curl/8.7.1')
+    assert.equal(await line(':user-agent', raw('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')), '-')
+  })
+})
+
+describe('logger.token(name, fn)', () => {
+  it('defines a token usable in format strings, and returns the logger', async () => {
+    const fn: TokenFn = (req) => String(req.headers['x-request-id'] ?? '')
+    assert.equal(logger.token('request-id', fn), logger)
+    morgan.token('request-id', fn)
+    assert.equal(await line(':request-id :method', get('/', { 'x-request-id': 'r-42' })), 'r-42 GET')
+  })
+
+  it('passes the bracketed argument, and no argument when there is none', async () => {
+    const seen: unknown[][] = []
+    const fn = (...args: unknown[]): string => { seen.push(args.slice(2)); return 'v' }
+    logger.token('args', fn)
+    morgan.token('args', fn)
+    assert.equal(await line(':args :args[some thing]', get()), 'v v')
+    assert.deepEqual(seen, [[], ['some thing'], [], ['some thing']])
+  })
+
+  it('prints - for undefined, null, an empty string, 0 and false, as morgan does', async () => {
+    const values: unknown[] = [undefined, null, '', 0, false, 7, 'x']
+    logger.token('value', (_req, _res, i) => values[Number(i)] as string)
+    morgan.token('value', (_req: unknown, _res: unknown, i: string) => values[Number(i)])
+    assert.equal(await line(':value[0] :value[1] :value[2] :value[3] :value[4] :value[5] :value[6]', get()), '- - - - - 7 x')
+  })
+
+  it('calls the token with the token table as this, as morgan does', async () => {
+    let self: unknown
+    logger.token('self', function (this: unknown) { self = this; return 's' })
+    const out = new LineCollector()
+    const server = await serve([logger(':self', { stream: out }) as Middleware], answer())
+    try {
+      await request(server.port)
+      await out.waitForLines(1)
+      assert.equal(typeof (self as Record<string, unknown>).url, 'function')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('overrides a built-in token, which can be restored from the logger afterwards', async () => {
+    const shown = logger as unknown as Record<string, TokenFn>
+    const original = shown.url as TokenFn
+    logger.token('url', () => '/overridden')
+    try {
+      const out = new LineCollector()
+      const server = await serve([logger(':url', { stream: out }) as Middleware], answer())
+      try {
+        await request(server.port, { path: '/real' })
+        assert.deepEqual(await out.waitForLines(1), ['/overridden'])
+      } finally {
+        await server.close()
+      }
+    } finally {
+      logger.token('url', original)
+    }
+    // restored as it was: escaped once, not twice
+    assert.equal(await line(':url', get('/back?q=%22')), '/back?q=%22')
+    assert.equal(await line(':url', raw('GET /a"b\\c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')), '/a\\"b\\\\c')
+  })
+
+  it('makes tokens available to format functions, escaped', async () => {
+    const format = (tokens: Record<string, TokenFn>, req: IncomingMessage, res: ServerResponse): string =>
+      [tokens.method?.(req, res), tokens.url?.(req, res), tokens.status?.(req, res), tokens.res?.(req, res, 'content-length')].join(' ')
+    const text = await line(format as unknown as string, raw('GET /q"x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))
+    assert.equal(text, 'GET /q\\"x 200 2')
+  })
+
+  it('throws a TypeError for a name that is not a string or a token that is not a function', () => {
+    assert.throws(() => logger.token(5 as unknown as string, () => 'x'), { name: 'TypeError', message: 'argument name must be a string' })
+    assert.throws(() => logger.token('x', 'y' as unknown as TokenFn), { name: 'TypeError', message: 'argument fn must be a function' })
+  })
+})
