@@ -1,9 +1,7 @@
 // Helpers for the logger tests: a Writable that collects lines, morgan for side-by-side
 // comparison, a server that runs several loggers (foyer's and morgan's) on every request, and
 // a way to watch process warnings.
-import { createServer } from 'node:http'
 import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
 import { chain, startServer } from './server.js'
@@ -73,19 +71,7 @@ export const morgan = require('morgan') as MorganModule
  * example `insecureHTTPParser`, to let raw control characters reach the loggers) apply.
  */
 export async function serve (middlewares: Middleware[], handler: Handler, options: ServerOptions = {}): Promise<TestServer> {
-  if (Object.keys(options).length === 0) return await startServer(chain(middlewares, handler))
-  const server = createServer(options, chain(middlewares, handler))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as AddressInfo).port
-  return {
-    server,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => { resolve() }))
-    }
-  }
+  return await startServer(chain(middlewares, handler), options)
 }
 
 /**

@@ -1,7 +1,7 @@
 // A real node:http server on port 0 running a chain of connect-style middlewares, and a small
 // client for it. Raw-socket helpers live beside it for malformed and aborted requests.
 import { createServer, request as httpRequest } from 'node:http'
-import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerOptions, ServerResponse } from 'node:http'
 import { connect as netConnect } from 'node:net'
 import type { AddressInfo, Socket } from 'node:net'
 
@@ -38,8 +38,9 @@ function defaultOnError (err: unknown, _req: IncomingMessage, res: ServerRespons
   res.end(`[${e.type ?? ''}] ${e.message ?? String(err)}`)
 }
 
-export async function startServer (listener: (req: IncomingMessage, res: ServerResponse) => void): Promise<TestServer> {
-  const server = createServer(listener)
+/** Starts a node:http server on a free port of 127.0.0.1; `options` are node:http's ServerOptions. */
+export async function startServer (listener: (req: IncomingMessage, res: ServerResponse) => void, options: ServerOptions = {}): Promise<TestServer> {
+  const server = createServer(options, listener)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const port = (server.address() as AddressInfo).port
   return {
