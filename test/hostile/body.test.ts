@@ -368,6 +368,26 @@ describe('urlencoded', () => {
     })
   }
 
+  it('90,000 repeated keys (a[]=1&... and a=1&...) with parameterLimit raised are gathered in linear time', async () => {
+    for (const extended of [false, true]) {
+      const server = await serve(urlencoded({ extended, limit: '1mb', parameterLimit: 100_000 }) as Middleware)
+      try {
+        for (const [body, key] of [['a[]=1&'.repeat(90_000), extended ? 'a' : 'a[]'], ['a=1&'.repeat(90_000), 'a']]) {
+          const started = process.hrtime.bigint()
+          const res = await request(server.port, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
+          const ms = Number(process.hrtime.bigint() - started) / 1e6
+          assert.equal(res.status, 200)
+          const parsed = JSON.parse(res.body.slice(3)) as Record<string, string[]>
+          assert.equal(parsed[key]?.length, 90_000)
+          // qs alone copies the array once per repeat: tens of seconds for this input
+          assert.ok(ms < 1500, `${ms.toFixed(0)} ms`)
+        }
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
   it('prototype keys in extended mode pollute nothing', async () => {
     const server = await serve(urlencoded({ extended: true }) as Middleware)
     try {
