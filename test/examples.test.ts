@@ -95,3 +95,59 @@ describe('examples/connect.mjs', () => {
     assert.deepEqual(await res.json(), { body: '<p>hi</p>' })
   })
 })
+
+describe('examples/promise-node-http.mjs', () => {
+  it('awaits JSON, then text, and answers reader errors with their type', async () => {
+    const app = await start('examples/promise-node-http.mjs')
+    running.push(app)
+    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1,2]}' })
+    assert.deepEqual(await res.json(), { received: { a: [1, 2] } })
+    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
+    assert.deepEqual(await res.json(), { received: 'hello' })
+    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    assert.equal(res.status, 400)
+    assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+  })
+})
+
+describe('examples/koa.mjs', () => {
+  it('reads JSON and nested forms, and answers reader errors with their type', async () => {
+    const app = await start('examples/koa.mjs')
+    running.push(app)
+    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"zipped":true}') })
+    assert.deepEqual(await res.json(), { received: { zipped: true } })
+    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a[b]=1' })
+    assert.deepEqual(await res.json(), { received: { a: { b: '1' } } })
+    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json; charset=latin1' }, body: '{}' })
+    assert.equal(res.status, 415)
+    assert.deepEqual(await res.json(), { type: 'charset.unsupported' })
+  })
+})
+
+describe('examples/fastify.mjs', () => {
+  it('parses JSON and forms with foyer, and answers parser errors with their type', async () => {
+    const app = await start('examples/fastify.mjs')
+    running.push(app)
+    let res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":7}' })
+    assert.deepEqual(await res.json(), { item: { id: 7 } })
+    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'id=8' })
+    assert.deepEqual(await res.json(), { item: { id: '8' } })
+    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"admin":true}}' })
+    assert.equal(res.status, 400)
+    assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+  })
+})
+
+describe('examples/hono.mjs', () => {
+  it('reads a Fetch Request\'s JSON and text, and answers reader errors with their type', async () => {
+    const app = await start('examples/hono.mjs')
+    running.push(app)
+    let res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"name":"tea"}') })
+    assert.deepEqual(await res.json(), { item: { name: 'tea' } })
+    res = await fetch(`${app.url}/notes`, { method: 'POST', body: 'remember' })
+    assert.deepEqual(await res.json(), { note: 'remember' })
+    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,' })
+    assert.equal(res.status, 400)
+    assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+  })
+})

@@ -1,7 +1,7 @@
 // Content-Encoding -> the decompression stream for it.
 import zlib from 'node:zlib'
 import type { Transform } from 'node:stream'
-import type { IncomingMessage } from 'node:http'
+import type { BodyHeaders } from './read.js'
 
 /** Creates a fresh decompression stream. */
 export type InflaterFactory = () => Transform
@@ -22,7 +22,7 @@ if (createZstd !== undefined) inflaters.set('zstd', () => createZstd())
  * The request's Content-Encoding, lower case, `identity` when absent or empty. Like body-parser it is
  * not split or trimmed: a stacked `gzip, gzip` is one unknown encoding.
  */
-export function contentEncoding (req: IncomingMessage): string {
+export function contentEncoding (req: { readonly headers: BodyHeaders }): string {
   const header = req.headers['content-encoding']
   return header === undefined || header === '' ? 'identity' : header.toLowerCase()
 }

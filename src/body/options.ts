@@ -4,9 +4,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
 import typeis from 'type-is'
+import type { BodySource } from './read.js'
 
-/** Options every parser takes. `E` is what `verify` receives as the body's charset. */
-export interface BodyOptions<E extends string | null = string> {
+/**
+ * Options every parser takes. `E` is what `verify` receives as the body's charset; `Req` and `Res`
+ * are what `type` and `verify` receive as the request and the response (the middleware's by
+ * default; the readers pass the request they were given and no response).
+ */
+export interface BodyOptions<E extends string | null = string, Req = IncomingMessage, Res = ServerResponse> {
   /**
    * Whether bodies with a Content-Encoding (gzip, x-gzip, deflate, br, and zstd where Node.js has it)
    * are inflated. When false, any encoding other than `identity` is refused with a 415
@@ -28,18 +33,18 @@ export interface BodyOptions<E extends string | null = string> {
    * returns a truthy value.
    * @default the parser's own media type
    */
-  type?: string | readonly string[] | ((req: IncomingMessage) => unknown) | undefined
+  type?: string | readonly string[] | ((req: Req) => unknown) | undefined
   /**
    * Called with the raw (inflated) bytes before they are parsed; throwing refuses the body with a
    * 403 `entity.verify.failed` (or the thrown error's own `type` and `status`). Declared as a
    * method, like @types/body-parser does, so a verify written for Express's `Request` type fits.
    * @default undefined
    */
-  verify?(req: IncomingMessage, res: ServerResponse, buf: Buffer, encoding: E): void
+  verify?(req: Req, res: Res, buf: Buffer, encoding: E): void
 }
 
-/** Options of `json()`. */
-export interface JsonOptions extends BodyOptions {
+/** Options of `json()` and `readJson()`. */
+export interface JsonOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string, Req, Res> {
   /**
    * The charset used when Content-Type names none. Only Unicode charsets (`utf-*`) are accepted.
    * @default 'utf-8'
@@ -64,11 +69,11 @@ export interface JsonOptions extends BodyOptions {
   onProtoPoisoning?: 'error' | 'remove' | 'ignore' | undefined
 }
 
-/** Options of `raw()`. `verify` receives `null` for the encoding: raw bodies have no charset. */
-export interface RawOptions extends BodyOptions<null> {}
+/** Options of `raw()` and `readRaw()`. `verify` receives `null` for the encoding: raw bodies have no charset. */
+export interface RawOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<null, Req, Res> {}
 
-/** Options of `text()`. */
-export interface TextOptions extends BodyOptions {
+/** Options of `text()` and `readText()`. */
+export interface TextOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string, Req, Res> {
   /**
    * The charset used when Content-Type names none. Any charset iconv-lite knows is accepted.
    * @default 'utf-8'
@@ -76,8 +81,8 @@ export interface TextOptions extends BodyOptions {
   defaultCharset?: string | undefined
 }
 
-/** Options of `urlencoded()`. */
-export interface UrlencodedOptions extends BodyOptions {
+/** Options of `urlencoded()` and `readUrlencoded()`. */
+export interface UrlencodedOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string, Req, Res> {
   /**
    * The charset used when Content-Type names none: `'utf-8'` or `'iso-8859-1'`.
    * @default 'utf-8'
@@ -115,8 +120,11 @@ export interface UrlencodedOptions extends BodyOptions {
   interpretNumericEntities?: boolean | undefined
 }
 
-/** What `verify` looks like once resolved: always called with a Buffer and a charset or null. */
-export type Verify = (req: IncomingMessage, res: ServerResponse | undefined, buf: Buffer, encoding: string | null) => void
+/**
+ * What `verify` looks like once resolved: always called with a Buffer and a charset or null, and
+ * with whatever request and response the caller of the pipeline has.
+ */
+export type Verify = (req: unknown, res: unknown, buf: Buffer, encoding: string | null) => void
 
 /** The options every parser shares, resolved. */
 export interface CommonSettings {
@@ -126,7 +134,7 @@ export interface CommonSettings {
   verify: Verify | undefined
   defaultCharset: string
   /** Whether the request's Content-Type is one this parser takes (called only when it has a body). */
-  matches: (req: IncomingMessage) => unknown
+  matches: (req: BodySource) => unknown
 }
 
 // body-parser's default of '100kb'
@@ -137,7 +145,7 @@ const DEFAULT_LIMIT = 102400
 const MATCH_CACHE_SIZE = 32
 const MATCH_CACHEABLE_LENGTH = 256
 
-function typeMatcher (type: unknown): (req: IncomingMessage) => boolean {
+function typeMatcher (type: unknown): (req: BodySource) => boolean {
   const seen = new Map<string, boolean>()
   // passed to type-is exactly as given (a string, an array, or anything else) so its quirks hold:
   // an empty array, for instance, takes every valid media type
@@ -159,7 +167,7 @@ function typeMatcher (type: unknown): (req: IncomingMessage) => boolean {
 }
 
 /** Resolves the options every parser takes; `defaultType` is the parser's own media type. */
-export function resolveCommon (options: BodyOptions<never> | undefined, defaultType: string): CommonSettings {
+export function resolveCommon (options: BodyOptions<never, never, never> | undefined, defaultType: string): CommonSettings {
   const given = options ?? {}
   const limit = given.limit === undefined || given.limit === null ? DEFAULT_LIMIT : bytes.parse(given.limit)
   if (limit === null) {
@@ -177,7 +185,7 @@ export function resolveCommon (options: BodyOptions<never> | undefined, defaultT
     limit,
     verify: verify as Verify | undefined,
     defaultCharset: String(defaultCharset),
-    matches: typeof type === 'function' ? type as (req: IncomingMessage) => unknown : typeMatcher(type)
+    matches: typeof type === 'function' ? type as (req: BodySource) => unknown : typeMatcher(type)
   }
 }
 
@@ -188,7 +196,7 @@ export interface JsonSettings {
   onProtoPoisoning: 'error' | 'remove' | 'ignore'
 }
 
-export function resolveJson (options: JsonOptions | undefined): JsonSettings {
+export function resolveJson (options: JsonOptions<never, never> | undefined): JsonSettings {
   const onProtoPoisoning = options?.onProtoPoisoning ?? 'error'
   if (onProtoPoisoning !== 'error' && onProtoPoisoning !== 'remove' && onProtoPoisoning !== 'ignore') {
     throw new TypeError('option onProtoPoisoning must be "error", "remove" or "ignore"')
@@ -215,7 +223,7 @@ export interface UrlencodedSettings {
   interpretNumericEntities: unknown
 }
 
-export function resolveUrlencoded (options: UrlencodedOptions | undefined, common: CommonSettings): UrlencodedSettings {
+export function resolveUrlencoded (options: UrlencodedOptions<never, never> | undefined, common: CommonSettings): UrlencodedSettings {
   if (common.defaultCharset !== 'utf-8' && common.defaultCharset !== 'iso-8859-1') {
     throw new TypeError('option defaultCharset must be either utf-8 or iso-8859-1')
   }

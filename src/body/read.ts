@@ -9,7 +9,7 @@
 // request costs one state object rather than a closure per event.
 import { AsyncResource } from 'node:async_hooks'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Transform } from 'node:stream'
+import type { Readable, Transform } from 'node:stream'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
@@ -32,8 +32,24 @@ export interface ReadOptions extends CommonSettings {
   parse: (body: string | Buffer, charset: string | null) => unknown
 }
 
+/** The request headers the pipeline reads. */
+export interface BodyHeaders {
+  'content-type'?: string | undefined
+  'content-encoding'?: string | undefined
+  'content-length'?: string | undefined
+  'transfer-encoding'?: string | undefined
+}
+
+/**
+ * What the pipeline reads a body from: a Node.js stream of its bytes carrying the request's
+ * headers. An IncomingMessage and an http2 compat request are one; a Fetch body is adapted to one.
+ */
+export interface BodySource extends Readable {
+  readonly headers: BodyHeaders
+}
+
 /** Receives the outcome of `readBody`, in the async context `readBody` was called in. */
-export type ReadCallback<T> = (err: HttpError | null, body: unknown, req: IncomingMessage, arg: T) => void
+export type ReadCallback<T, S extends BodySource = IncomingMessage> = (err: HttpError | null, body: unknown, req: S, arg: T) => void
 
 type BodyCarrier = IncomingMessage & { body?: unknown }
 
@@ -42,14 +58,14 @@ const kRead = Symbol('foyer.body.read')
 interface Carrier { [kRead]?: ReadState | undefined }
 
 class ReadState {
-  readonly req: IncomingMessage
+  readonly req: BodySource
   readonly res: ServerResponse | undefined
   readonly options: ReadOptions
   readonly charset: string | null
   readonly inflater: Transform | null
   /** Content-Length of an identity body, else null. */
   readonly expected: number | null
-  readonly callback: ReadCallback<unknown>
+  readonly callback: ReadCallback<unknown, BodySource>
   readonly arg: unknown
   // callbacks run in the caller's async context (AsyncLocalStorage), not the socket's
   readonly scope: AsyncResource
@@ -61,8 +77,8 @@ class ReadState {
   ended = false
   done = false
 
-  constructor (req: IncomingMessage, res: ServerResponse | undefined, options: ReadOptions, charset: string | null,
-    inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown>, arg: unknown) {
+  constructor (req: BodySource, res: ServerResponse | undefined, options: ReadOptions, charset: string | null,
+    inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown, BodySource>, arg: unknown) {
     this.req = req
     this.res = res
     this.options = options
@@ -96,9 +112,14 @@ function setBody (err: HttpError | null, body: unknown, req: IncomingMessage, ne
   next()
 }
 
-/** Whether the request carries a body at all (type-is's rule: a Transfer-Encoding or a numeric Content-Length). */
-export function hasBody (req: IncomingMessage): boolean {
-  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length']))
+/**
+ * Whether the request carries a body at all: type-is's rule (a Transfer-Encoding or a numeric
+ * Content-Length), and for HTTP/2, whose bodies need neither header, a stream the client did not
+ * end with its HEADERS frame.
+ */
+export function hasBody (req: BodySource): boolean {
+  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length'])) ||
+    (req as { stream?: { endAfterHeaders?: unknown } }).stream?.endAfterHeaders === false
 }
 
 /**
@@ -106,8 +127,8 @@ export function hasBody (req: IncomingMessage): boolean {
  * once: synchronously for errors found before reading, otherwise in the async context of this call.
  * It does not apply the skip rules (see `bodyMiddleware`). `res` is only passed on to `verify`.
  */
-export function readBody<T> (req: IncomingMessage, res: ServerResponse | undefined, options: ReadOptions,
-  callback: ReadCallback<T>, arg: T): void {
+export function readBody<T, S extends BodySource> (req: S, res: ServerResponse | undefined, options: ReadOptions,
+  callback: ReadCallback<T, S>, arg: T): void {
   // The order of the checks is body-parser's, so that a request with several faults gets the same error.
   let charset: string | null = null
   if (options.charsets !== 'none') {
@@ -157,7 +178,7 @@ export function readBody<T> (req: IncomingMessage, res: ServerResponse | undefin
   }
 
   const stream = inflater === undefined ? null : inflater()
-  const state = new ReadState(req, res, options, charset, stream, expected, callback as ReadCallback<unknown>, arg)
+  const state = new ReadState(req, res, options, charset, stream, expected, callback as ReadCallback<unknown, BodySource>, arg)
   ;(req as Carrier)[kRead] = state
   req.on('data', onData)
   req.on('end', onEnd)
@@ -175,8 +196,8 @@ export function readBody<T> (req: IncomingMessage, res: ServerResponse | undefin
 }
 
 /** The stages after the bytes are in: verify, decode, parse. Throws the parser's HttpError. */
-export function parseBytes (buf: Buffer, charset: string | null, options: ReadOptions, req: IncomingMessage,
-  res: ServerResponse | undefined): unknown {
+export function parseBytes (buf: Buffer, charset: string | null, options: ReadOptions, req: unknown,
+  res: unknown): unknown {
   if (options.verify !== undefined) {
     try {
       options.verify(req, res, buf, charset)
@@ -194,7 +215,7 @@ export function parseBytes (buf: Buffer, charset: string | null, options: ReadOp
 }
 
 // raw-body's reading of Content-Length: numeric text, parsed as an integer
-function declaredLength (req: IncomingMessage): number | null {
+function declaredLength (req: BodySource): number | null {
   const header = req.headers['content-length']
   if (header === undefined || Number.isNaN(Number(header))) return null
   return parseInt(header, 10)
@@ -205,7 +226,7 @@ function stateOf (stream: Carrier): ReadState | undefined {
   return state === undefined || state.done ? undefined : state
 }
 
-function onData (this: IncomingMessage, chunk: Buffer): void {
+function onData (this: BodySource, chunk: Buffer): void {
   const state = stateOf(this as Carrier)
   if (state === undefined) return
   state.wire += chunk.length
@@ -235,7 +256,7 @@ function onDrain (this: Transform): void {
   stateOf(this as Carrier)?.req.resume()
 }
 
-function onEnd (this: IncomingMessage): void {
+function onEnd (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state === undefined) return
   state.ended = true
@@ -256,12 +277,12 @@ function onInflateError (this: Transform, err: unknown): void {
 
 // An aborted request emits 'aborted', then 'error' (ECONNRESET), then 'close'. Once the request has
 // ended (an inflated body may still be flushing) neither means anything.
-function onError (this: IncomingMessage): void {
+function onError (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
 }
 
-function onClose (this: IncomingMessage): void {
+function onClose (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
 }
@@ -322,6 +343,6 @@ function complete (state: ReadState): void {
  * Lets the rest of a body the parser gave up on drain away unread, so that the response can go out
  * while the client is still sending, and memory stays bounded whatever the client sends.
  */
-function discard (req: IncomingMessage): void {
+function discard (req: BodySource): void {
   if (!req.readableEnded) req.resume()
 }

@@ -37,6 +37,23 @@ export function describeValue (value: unknown): unknown {
   return value
 }
 
+/** What a test compares of an error: its name, message, status, type, keys and SPEC 7 properties. */
+export function describeError (err: unknown): NonNullable<Seen['error']> {
+  const e = err as Record<string, unknown> & Error
+  const props: Record<string, unknown> = {}
+  for (const key of PROPS) if (key in e) props[key] = describeValue(e[key])
+  return {
+    name: e.name,
+    message: e.message,
+    status: e['status'],
+    statusCode: e['statusCode'],
+    expose: e['expose'],
+    type: e['type'],
+    keys: Object.keys(e).sort(),
+    props
+  }
+}
+
 export type Before = (req: IncomingMessage, res: ServerResponse) => void
 
 export interface BodyServer extends TestServer {
@@ -64,19 +81,7 @@ export async function startBodyServer (): Promise<BodyServer> {
       const listeners = ['data', 'end', 'error', 'close', 'aborted'].reduce((n, e) => n + req.listenerCount(e), 0)
       const seen: Seen = { listeners }
       if (err !== undefined && err !== null) {
-        const e = err as Record<string, unknown> & Error
-        const props: Record<string, unknown> = {}
-        for (const key of PROPS) if (key in e) props[key] = describeValue(e[key])
-        seen.error = {
-          name: e.name,
-          message: e.message,
-          status: e['status'],
-          statusCode: e['statusCode'],
-          expose: e['expose'],
-          type: e['type'],
-          keys: Object.keys(e).sort(),
-          props
-        }
+        seen.error = describeError(err)
       } else {
         seen.body = describeValue((req as IncomingMessage & { body?: unknown }).body)
       }

@@ -372,7 +372,8 @@ describe('urlencoded', () => {
     for (const extended of [false, true]) {
       const server = await serve(urlencoded({ extended, limit: '1mb', parameterLimit: 100_000 }) as Middleware)
       try {
-        for (const [body, key] of [['a[]=1&'.repeat(90_000), extended ? 'a' : 'a[]'], ['a=1&'.repeat(90_000), 'a']]) {
+        const cases: Array<[string, string]> = [['a[]=1&'.repeat(90_000), extended ? 'a' : 'a[]'], ['a=1&'.repeat(90_000), 'a']]
+        for (const [body, key] of cases) {
           const started = process.hrtime.bigint()
           const res = await request(server.port, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
           const ms = Number(process.hrtime.bigint() - started) / 1e6

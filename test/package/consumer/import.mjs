@@ -9,7 +9,7 @@ import body, { json, raw, text, urlencoded } from 'foyer/body'
 
 const require = createRequire(import.meta.url)
 
-assert.deepEqual(Object.keys(foyer).sort(), ['json', 'logger', 'raw', 'text', 'urlencoded'])
+assert.deepEqual(Object.keys(foyer).sort(), ['json', 'logger', 'raw', 'readJson', 'readRaw', 'readText', 'readUrlencoded', 'text', 'urlencoded'])
 assert.equal(logger, require('foyer/logger'))
 assert.equal(foyer.logger, logger)
 assert.equal(body, require('foyer/body'))

@@ -1,0 +1,154 @@
+// WHATWG Fetch `Request` bodies (Node.js, Hono, Next.js route handlers, Bun, Deno) through the
+// same pipeline as Node.js requests: the body's ReadableStream is adapted into a Node.js Readable
+// carrying the request's headers, and `type` and `verify` are shown the Request itself.
+import { Readable } from 'node:stream'
+import type { HttpError } from 'http-errors'
+import { streamNotReadable } from './errors.js'
+import type { BodyOptions } from './options.js'
+import { readBody } from './read.js'
+import type { BodyHeaders, ReadOptions } from './read.js'
+
+/** One read from a Fetch body's reader. */
+export interface FetchBodyChunk {
+  done: boolean
+  value?: Uint8Array | undefined
+}
+
+/** The reader of a Fetch body: the part of `ReadableStreamDefaultReader` the readers use. */
+export interface FetchBodyReader {
+  read (): Promise<FetchBodyChunk>
+  cancel (reason?: unknown): Promise<void>
+}
+
+/** A Fetch body: the part of `ReadableStream<Uint8Array>` the readers use. */
+export interface FetchBody {
+  readonly locked: boolean
+  getReader (): FetchBodyReader
+}
+
+/**
+ * A WHATWG Fetch `Request`, as the readers see it: the global `Request` of Node.js, Bun and
+ * Deno, Hono's `c.req.raw`, and Next.js's `NextRequest` all fit. Declared by shape, so a Request
+ * typed by the DOM library, by undici or by a runtime is accepted alike.
+ */
+export interface FetchRequest {
+  readonly headers: { get (name: string): string | null }
+  readonly body: FetchBody | null
+  readonly bodyUsed: boolean
+}
+
+/** Whether `req` is a Fetch Request rather than a Node.js one (whose headers are a plain object). */
+export function isFetchRequest (req: unknown): req is FetchRequest {
+  const headers = (req as { headers?: { get?: unknown } } | null | undefined)?.headers
+  return typeof headers?.get === 'function'
+}
+
+/**
+ * The options as the pipeline will use them for this Request: a `type` function and `verify` are
+ * called with the Request (and no response), not with the stream the pipeline reads.
+ */
+export function optionsForFetch<O extends BodyOptions<never, never, never>> (options: O | undefined,
+  request: FetchRequest): O | undefined {
+  if (options === undefined || options === null) return options
+  const { type, verify } = options as { type?: unknown, verify?: unknown }
+  // anything else is left for option validation to refuse, with its own message
+  const typeFn = typeof type === 'function' ? type as (req: FetchRequest) => unknown : undefined
+  const verifyFn = typeof verify === 'function'
+    ? verify as (req: FetchRequest, res: undefined, buf: Buffer, encoding: string | null) => void
+    : undefined
+  if (typeFn === undefined && verifyFn === undefined) return options
+  const adapted: Record<string, unknown> = { ...(options as Record<string, unknown>) }
+  if (typeFn !== undefined) adapted['type'] = () => typeFn(request)
+  if (verifyFn !== undefined) {
+    adapted['verify'] = (_source: unknown, _res: unknown, buf: Buffer, encoding: string | null) => {
+      verifyFn(request, undefined, buf, encoding)
+    }
+  }
+  return adapted as O
+}
+
+interface Settle {
+  resolve: (body: unknown) => void
+  reject: (err: HttpError) => void
+}
+
+/**
+ * Reads a Fetch Request's body with resolved options: undefined when it has no body or another
+ * type, and the pipeline's errors otherwise. The options must come from `optionsForFetch`.
+ */
+export async function readFetchBody (request: FetchRequest, options: ReadOptions): Promise<unknown> {
+  const body = request.body
+  if (body === null || body === undefined) return undefined
+  const source = new FetchBodySource(request, body)
+  if (!options.matches(source)) return undefined
+  // a body that was read (or is being read) cannot be read again: the Fetch form of a consumed stream
+  if (request.bodyUsed || body.locked) throw streamNotReadable()
+  return await new Promise((resolve, reject) => {
+    readBody(source, undefined, options, settle, { resolve, reject })
+  })
+}
+
+function settle (err: HttpError | null, body: unknown, source: FetchBodySource, arg: Settle): void {
+  // The pipeline lets a body it gave up on drain into nothing; a Fetch body is cancelled instead,
+  // which tells its source (a client connection, a file) that the rest is not wanted. A body the
+  // pipeline refused before reading a byte is left untouched, like one whose type does not match.
+  source.destroy()
+  if (err !== null) arg.reject(err)
+  else arg.resolve(body)
+}
+
+/** A Fetch body as a Node.js Readable with the request's headers: what the pipeline reads. */
+class FetchBodySource extends Readable {
+  readonly headers: BodyHeaders
+  readonly #body: FetchBody
+  // taken on the first read only: until then the body stays unlocked and unused
+  #reader: FetchBodyReader | undefined
+
+  constructor (request: FetchRequest, body: FetchBody) {
+    super()
+    const headers = request.headers
+    this.headers = {
+      'content-type': headers.get('content-type') ?? undefined,
+      'content-encoding': headers.get('content-encoding') ?? undefined,
+      'content-length': headers.get('content-length') ?? undefined
+    }
+    this.#body = body
+  }
+
+  override _read (): void {
+    if (this.destroyed) return
+    let reader = this.#reader
+    if (reader === undefined) {
+      try {
+        reader = this.#reader = this.#body.getReader()
+      } catch (err) {
+        this.destroy(toError(err))
+        return
+      }
+    }
+    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(toError(err)) })
+  }
+
+  #onChunk (chunk: FetchBodyChunk): void {
+    if (this.destroyed) return
+    if (chunk.done) {
+      this.push(null)
+    } else if (chunk.value === undefined || chunk.value.byteLength === 0) {
+      // an empty push would stall a paused stream: ask for the next chunk instead
+      this._read()
+    } else {
+      this.push(chunk.value)
+    }
+  }
+
+  override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {
+    const reader = this.#reader
+    if (reader === undefined) { callback(err); return }
+    // cancelling a body that has ended is a no-op
+    reader.cancel(err ?? undefined).then(() => { callback(err) }, () => { callback(err) })
+  }
+}
+
+function toError (err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err))
+}

@@ -1,0 +1,382 @@
+// The readers on WHATWG Fetch `Request`s: the same limit, inflation, charset, verify and parse
+// rules and the same errors as the middleware, with `new Request(...)` in Node.js and in a Hono app
+// (through `app.request` and a real server on @hono/node-server).
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import type { AddressInfo } from 'node:net'
+import { brotliCompressSync, gzipSync } from 'node:zlib'
+import { serve } from '@hono/node-server'
+import { Hono } from 'hono'
+import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencoded } from '../../src/body/index.js'
+import type { BodyMiddleware, FetchRequest } from '../../src/body/index.js'
+import { request as httpRequest } from '../helpers/server.js'
+import type { RequestOptions } from '../helpers/server.js'
+import { describeError, describeValue, send, startBodyServer } from '../helpers/body-server.js'
+import type { BodyServer } from '../helpers/body-server.js'
+
+const URL = 'http://localhost/'
+const JSON_TYPE = { 'content-type': 'application/json' }
+const RAW_TYPE = { 'content-type': 'application/octet-stream' }
+const FORM_TYPE = { 'content-type': 'application/x-www-form-urlencoded' }
+
+type Body = string | Uint8Array | URLSearchParams | ReadableStream<Uint8Array>
+
+function post (headers: Record<string, string>, body: Body): Request {
+  // a stream body needs duplex 'half' (Node.js's fetch insists on it)
+  return new Request(URL, { method: 'POST', headers, body, duplex: 'half' } as RequestInit)
+}
+
+async function failure (promise: Promise<unknown>): Promise<Record<string, unknown>> {
+  try {
+    await promise
+  } catch (err) {
+    return err as Record<string, unknown>
+  }
+  assert.fail('the promise resolved')
+}
+
+/** A body that hands out `chunk` on every pull, forever, and counts what it gave and whether it was cancelled. */
+function endless (chunk: Uint8Array): { stream: ReadableStream<Uint8Array>, pulled: () => number, cancelled: () => boolean } {
+  let pulled = 0
+  let cancelled = false
+  const stream = new ReadableStream<Uint8Array>({
+    pull (controller) { pulled += chunk.byteLength; controller.enqueue(chunk) },
+    cancel () { cancelled = true }
+  })
+  return { stream, pulled: () => pulled, cancelled: () => cancelled }
+}
+
+describe('reading a new Request', () => {
+  it('readJson resolves with the parsed body', async () => {
+    assert.deepEqual(await readJson(post(JSON_TYPE, '{"a":[1,2]}')), { a: [1, 2] })
+  })
+
+  it('readText resolves with the string (a string body is text/plain;charset=UTF-8)', async () => {
+    assert.equal(await readText(new Request(URL, { method: 'POST', body: 'héllo' })), 'héllo')
+  })
+
+  it('readRaw resolves with a Buffer of the bytes', async () => {
+    const body = await readRaw(post(RAW_TYPE, new Uint8Array([0, 1, 254, 255])))
+    assert.ok(Buffer.isBuffer(body))
+    assert.equal(body.toString('hex'), '0001feff')
+  })
+
+  it('readUrlencoded resolves with the form (a URLSearchParams body)', async () => {
+    assert.deepEqual(await readUrlencoded(new Request(URL, { method: 'POST', body: new URLSearchParams('a=1&a=2&b=x') })), { a: ['1', '2'], b: 'x' })
+    assert.deepEqual(await readUrlencoded(post(FORM_TYPE, 'a[b]=1'), { extended: true }), { a: { b: '1' } })
+  })
+
+  it('reads a body that arrives in many chunks, empty ones included', async () => {
+    const parts = ['{"a":', '', '[1,', '2]}'].map((p) => new TextEncoder().encode(p))
+    const stream = new ReadableStream<Uint8Array>({
+      pull (controller) {
+        const part = parts.shift()
+        if (part === undefined) controller.close()
+        else controller.enqueue(part)
+      }
+    })
+    assert.deepEqual(await readJson(post(JSON_TYPE, stream)), { a: [1, 2] })
+  })
+
+  it('resolves {} for an empty JSON body, as the middleware does', async () => {
+    assert.deepEqual(await readJson(post(JSON_TYPE, '')), {})
+  })
+
+  it('gives the value the type asked for, unchecked', async () => {
+    const item: { id: number } | undefined = await readJson<{ id: number }>(post(JSON_TYPE, '{"id":"seven"}'))
+    assert.equal(item?.id, 'seven')
+  })
+})
+
+describe('inflation', () => {
+  it('inflates gzip and br bodies', async () => {
+    assert.deepEqual(await readJson(post({ ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync('{"z":1}'))), { z: 1 })
+    assert.deepEqual(await readJson(post({ ...JSON_TYPE, 'content-encoding': 'br' }, brotliCompressSync('{"z":2}'))), { z: 2 })
+  })
+
+  it('415 encoding.unsupported for an unknown encoding, and with inflate false', async () => {
+    let err = await failure(readText(post({ 'content-type': 'text/plain', 'content-encoding': 'lzma' }, 'x')))
+    assert.equal(err['status'], 415)
+    assert.equal(err['type'], 'encoding.unsupported')
+    err = await failure(readJson(post({ ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync('{}')), { inflate: false }))
+    assert.equal(err['status'], 415)
+    assert.equal(err['type'], 'encoding.unsupported')
+  })
+
+  it('400 for a corrupt gzip body', async () => {
+    const err = await failure(readJson(post({ ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync('{"a":1}').subarray(0, 12))))
+    assert.equal(err['status'], 400)
+  })
+})
+
+describe('limit', () => {
+  it('413 entity.too.large for a body past the limit', async () => {
+    const err = await failure(readRaw(post(RAW_TYPE, '0123456789'), { limit: 8 }))
+    assert.equal(err['status'], 413)
+    assert.equal(err['type'], 'entity.too.large')
+    assert.equal(err['limit'], 8)
+    assert.equal(err['received'], 10)
+  })
+
+  it('413 from a Content-Length past the limit, before reading: the body is left unread', async () => {
+    const request = post({ ...RAW_TYPE, 'content-length': '10' }, '0123456789')
+    const err = await failure(readRaw(request, { limit: 8 }))
+    assert.equal(err['status'], 413)
+    assert.equal(err['length'], 10)
+    assert.equal(request.bodyUsed, false)
+  })
+
+  it('cancels an endless body once it passes the limit, without buffering the rest', async () => {
+    const body = endless(new Uint8Array(16 * 1024))
+    const err = await failure(readRaw(post(RAW_TYPE, body.stream), { limit: '100kb' }))
+    assert.equal(err['status'], 413)
+    assert.ok(body.cancelled(), 'the stream was cancelled')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    // the limit plus what the stream queued ahead: a few chunks, never the endless rest
+    assert.ok(body.pulled() < 1024 * 1024, `${body.pulled()} bytes pulled`)
+  })
+
+  it('counts inflated bytes: a small gzip body that inflates past the limit is refused', async () => {
+    const bomb = gzipSync(Buffer.alloc(10 * 1024 * 1024, 0x20))
+    const err = await failure(readJson(post({ ...JSON_TYPE, 'content-encoding': 'gzip' }, bomb), { limit: '100kb' }))
+    assert.equal(err['status'], 413)
+    assert.equal(err['type'], 'entity.too.large')
+  })
+
+  it('400 request.size.invalid when the body is not the length its Content-Length says', async () => {
+    const err = await failure(readRaw(post({ ...RAW_TYPE, 'content-length': '20' }, '0123456789')))
+    assert.equal(err['status'], 400)
+    assert.equal(err['type'], 'request.size.invalid')
+  })
+})
+
+describe('charset', () => {
+  it('decodes the charset Content-Type names', async () => {
+    assert.equal(await readText(post({ 'content-type': 'text/plain; charset=iso-8859-1' }, Buffer.from('café', 'latin1'))), 'café')
+    assert.deepEqual(await readJson(post({ 'content-type': 'application/json; charset=utf-16le' }, Buffer.from('{"a":"é"}', 'utf16le'))), { a: 'é' })
+  })
+
+  it('415 charset.unsupported for a charset the parser refuses, leaving the body unread', async () => {
+    const request = post({ 'content-type': 'application/json; charset=latin1' }, '{}')
+    const err = await failure(readJson(request))
+    assert.equal(err['status'], 415)
+    assert.equal(err['type'], 'charset.unsupported')
+    assert.equal(err['charset'], 'latin1')
+    assert.equal(request.bodyUsed, false)
+  })
+
+  it('415 charset.unsupported for a charset the decoder does not know', async () => {
+    const err = await failure(readText(post({ 'content-type': 'text/plain; charset=x-nope' }, 'x')))
+    assert.equal(err['status'], 415)
+    assert.equal(err['message'], 'unsupported charset "X-NOPE"')
+  })
+})
+
+describe('verify', () => {
+  it('is called with the request, undefined, the bytes and the charset', async () => {
+    const request = post({ 'content-type': 'text/plain; charset=utf-8' }, 'signed')
+    const calls: unknown[][] = []
+    const body = await readText(request, {
+      verify (req, res, buf, encoding) { calls.push([req === request, res, buf.toString(), encoding]) }
+    })
+    assert.equal(body, 'signed')
+    assert.deepEqual(calls, [[true, undefined, 'signed', 'utf-8']])
+  })
+
+  it('gets null for the encoding of a raw body', async () => {
+    const encodings: unknown[] = []
+    await readRaw(post(RAW_TYPE, 'x'), { verify (_req, _res, _buf, encoding) { encodings.push(encoding) } })
+    assert.deepEqual(encodings, [null])
+  })
+
+  it('403 entity.verify.failed with the body when it throws', async () => {
+    const err = await failure(readJson(post(JSON_TYPE, '{}'), { verify () { throw new Error('bad signature') } }))
+    assert.equal(err['status'], 403)
+    assert.equal(err['type'], 'entity.verify.failed')
+    assert.equal(err['message'], 'bad signature')
+    assert.deepEqual(err['body'], Buffer.from('{}'))
+  })
+})
+
+describe('type', () => {
+  it('a type function receives the request', async () => {
+    const request = post({ 'content-type': 'application/x-anything' }, '[1]')
+    const seen: unknown[] = []
+    assert.deepEqual(await readJson(request, { type: (req) => { seen.push(req === request); return true } }), [1])
+    assert.deepEqual(seen, [true])
+  })
+
+  it('resolves undefined when the type does not match, leaving the body to the next reader', async () => {
+    const request = post({ 'content-type': 'text/plain' }, '{"a":1}')
+    assert.equal(await readJson(request), undefined)
+    assert.equal(request.bodyUsed, false)
+    assert.equal(await readText(request), '{"a":1}')
+  })
+
+  it('matches with type-is, as the middleware does', async () => {
+    assert.equal(await readText(post({ 'content-type': 'text/html' }, '<p>'), { type: 'text/*' }), '<p>')
+    assert.deepEqual(await readJson(post({ 'content-type': 'application/vnd.api+json' }, '{}'), { type: '+json' }), {})
+  })
+})
+
+describe('bodies that cannot be read', () => {
+  it('resolves undefined for a Request without a body', async () => {
+    assert.equal(await readJson(new Request(URL, { headers: JSON_TYPE })), undefined)
+    assert.equal(await readRaw(new Request(URL, { method: 'DELETE' })), undefined)
+  })
+
+  it('500 stream.not.readable for a body already used', async () => {
+    const request = post(JSON_TYPE, '{"a":1}')
+    await request.json()
+    const err = await failure(readJson(request))
+    assert.equal(err['status'], 500)
+    assert.equal(err['type'], 'stream.not.readable')
+    assert.equal(err['message'], 'stream is not readable')
+  })
+
+  it('500 stream.not.readable for a body another reader holds', async () => {
+    const request = post(JSON_TYPE, '{"a":1}')
+    request.body?.getReader()
+    const err = await failure(readJson(request))
+    assert.equal(err['type'], 'stream.not.readable')
+  })
+
+  it('a second read of the same Request gives 500 stream.not.readable', async () => {
+    const request = post(JSON_TYPE, '{"a":1}')
+    assert.deepEqual(await readJson(request), { a: 1 })
+    assert.equal((await failure(readJson(request)))['type'], 'stream.not.readable')
+  })
+
+  it('400 request.aborted when the body stream fails mid-way', async () => {
+    let sent = false
+    const stream = new ReadableStream<Uint8Array>({
+      pull (controller) {
+        if (!sent) { sent = true; controller.enqueue(new TextEncoder().encode('{"a":')); return }
+        controller.error(new Error('connection reset'))
+      }
+    })
+    const err = await failure(readJson(post(JSON_TYPE, stream)))
+    assert.equal(err['status'], 400)
+    assert.equal(err['type'], 'request.aborted')
+    assert.equal(err['received'], 5)
+  })
+
+  it('rejects bad options with a TypeError', async () => {
+    await assert.rejects(readJson(post(JSON_TYPE, '{}'), { limit: 'lots' }), TypeError)
+    await assert.rejects(readUrlencoded(post(FORM_TYPE, 'a=1'), { parameterLimit: 0 }), TypeError)
+  })
+
+  it('accepts any object shaped like a Request', async () => {
+    const bytes = new TextEncoder().encode('{"shape":true}')
+    let done = false
+    const request: FetchRequest = {
+      headers: { get: (name) => name === 'content-type' ? 'application/json' : null },
+      bodyUsed: false,
+      body: {
+        locked: false,
+        getReader: () => ({
+          read: async () => done ? { done: true } : ((done = true), { done: false, value: bytes }),
+          cancel: async () => {}
+        })
+      }
+    }
+    assert.deepEqual(await readJson(request), { shape: true })
+  })
+})
+
+describe('the same errors as the middleware', () => {
+  let server: BodyServer
+  before(async () => { server = await startBodyServer() })
+  after(async () => { await server.close() })
+
+  const cases: Array<[string, (request: Request) => Promise<unknown>, BodyMiddleware, Record<string, string>, string | Buffer]> = [
+    ['400 entity.parse.failed', (r) => readJson(r), json(), JSON_TYPE, '{"oops"}'],
+    ['400 entity.parse.failed in strict mode', (r) => readJson(r), json(), JSON_TYPE, ' "x"'],
+    ['400 entity.parse.failed for a poisoned key', (r) => readJson(r), json(), JSON_TYPE, '{"a":{"__proto__":{}}}'],
+    ['400 entity.parse.failed for corrupt gzip', (r) => readJson(r), json(), { ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync('{"a":1}').subarray(0, 12)],
+    ['403 entity.verify.failed', (r) => readText(r, { verify: () => { throw new Error('no') } }), text({ verify: () => { throw new Error('no') } }), { 'content-type': 'text/plain' }, 'signed'],
+    ['413 entity.too.large', (r) => readRaw(r, { limit: 8 }), raw({ limit: 8 }), RAW_TYPE, '0123456789'],
+    ['413 entity.too.large after inflation', (r) => readJson(r, { limit: 64 }), json({ limit: 64 }), { ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync(`[${'0,'.repeat(60)}0]`)],
+    ['413 parameters.too.many', (r) => readUrlencoded(r, { parameterLimit: 2 }), urlencoded({ parameterLimit: 2 }), FORM_TYPE, 'a=1&b=2&c=3'],
+    ['400 querystring.parse.rangeError', (r) => readUrlencoded(r, { extended: true, depth: 1 }), urlencoded({ extended: true, depth: 1 }), FORM_TYPE, 'a[b][c]=1'],
+    ['415 charset.unsupported', (r) => readJson(r), json(), { 'content-type': 'application/json; charset=latin1' }, '{}'],
+    ['415 charset.unsupported from the decoder', (r) => readText(r), text(), { 'content-type': 'text/plain; charset=x-nope' }, 'x'],
+    ['415 encoding.unsupported', (r) => readText(r), text(), { 'content-type': 'text/plain', 'content-encoding': 'lzma' }, 'x'],
+    ['415 encoding.unsupported with inflate false', (r) => readJson(r, { inflate: false }), json({ inflate: false }), { ...JSON_TYPE, 'content-encoding': 'gzip' }, gzipSync('{}')]
+  ]
+
+  for (const [name, read, mw, headers, body] of cases) {
+    it(`${name}: same status, type, message and properties`, async () => {
+      const input: RequestOptions = { headers, body }
+      const theirs = await send(server, server.mount(mw), input)
+      // the middleware's request had a Content-Length: so does this one
+      const err = await failure(read(post({ ...headers, 'content-length': String(Buffer.byteLength(body)) }, body)))
+      assert.deepEqual(describeError(err), theirs.error)
+      const [status, type] = name.split(' ')
+      assert.equal(err['status'], Number(status))
+      assert.equal(err['type'], type)
+    })
+  }
+
+  it('the same value for the same body', async () => {
+    const body = '{"a":[1,{"b":null}],"c":"é"}'
+    const theirs = await send(server, server.mount(json()), { headers: JSON_TYPE, body })
+    assert.deepEqual(describeValue(await readJson(post(JSON_TYPE, body))), theirs.body)
+  })
+})
+
+describe('Hono', () => {
+  function app (): Hono {
+    const hono = new Hono()
+    hono.post('/items', async (c) => {
+      const item = await readJson<{ name?: unknown }>(c.req.raw, { limit: '1kb' })
+      return c.json({ item: item ?? null })
+    })
+    hono.post('/form', async (c) => c.json({ form: await readUrlencoded(c.req.raw) ?? null }))
+    hono.onError((err, c) => {
+      const e = err as Error & { status?: number, type?: string }
+      return c.json({ type: e.type ?? 'internal' }, (e.status ?? 500) as 400)
+    })
+    return hono
+  }
+
+  it('reads bodies through app.request', async () => {
+    const hono = app()
+    let res = await hono.request('/items', { method: 'POST', headers: JSON_TYPE, body: '{"name":"tea"}' })
+    assert.deepEqual(await res.json(), { item: { name: 'tea' } })
+    res = await hono.request('/items', { method: 'POST', headers: { ...JSON_TYPE, 'content-encoding': 'gzip' }, body: gzipSync('{"name":"zip"}') })
+    assert.deepEqual(await res.json(), { item: { name: 'zip' } })
+    res = await hono.request('/form', { method: 'POST', body: new URLSearchParams('a=1') })
+    assert.deepEqual(await res.json(), { form: { a: '1' } })
+    res = await hono.request('/items', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' })
+    assert.deepEqual(await res.json(), { item: null })
+  })
+
+  it('answers parser errors with their status and type through app.request', async () => {
+    const hono = app()
+    let res = await hono.request('/items', { method: 'POST', headers: JSON_TYPE, body: '{' })
+    assert.equal(res.status, 400)
+    assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+    res = await hono.request('/items', { method: 'POST', headers: JSON_TYPE, body: `"${'x'.repeat(2000)}"` })
+    assert.equal(res.status, 413)
+    assert.deepEqual(await res.json(), { type: 'entity.too.large' })
+  })
+
+  it('reads bodies on a real server (@hono/node-server), and a 413 mid-stream reaches the client', async () => {
+    const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+      const s = serve({ fetch: app().fetch, port: 0, hostname: '127.0.0.1' }, () => { resolve(s) })
+    })
+    try {
+      const port = (server.address() as AddressInfo).port
+      let reply = await httpRequest(port, { path: '/items', headers: JSON_TYPE, body: '{"name":"tea"}' })
+      assert.deepEqual(JSON.parse(reply.body), { item: { name: 'tea' } })
+      reply = await httpRequest(port, { path: '/items', headers: { ...JSON_TYPE, 'transfer-encoding': 'chunked' }, body: ['{"name":"', 'x'.repeat(700), 'x'.repeat(700), '"}'] })
+      assert.equal(reply.status, 413)
+      assert.deepEqual(JSON.parse(reply.body), { type: 'entity.too.large' })
+      reply = await httpRequest(port, { path: '/items', headers: { ...JSON_TYPE, 'content-length': '5000' }, body: 'x'.repeat(5000) })
+      assert.equal(reply.status, 413)
+    } finally {
+      server.close()
+    }
+  })
+})

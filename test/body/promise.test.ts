@@ -1,0 +1,442 @@
+// The readers on Node.js requests: readJson, readText, readRaw and readUrlencoded settle with what
+// the matching middleware would put in `req.body` or pass to `next`, on node:http and on the http2
+// compatibility API.
+import { describe, it, before, after } from 'node:test'
+import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { constants as http2Constants, connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
+import type { ClientHttp2Session, Http2Server, Http2ServerRequest, Http2ServerResponse, OutgoingHttpHeaders } from 'node:http2'
+import type { AddressInfo } from 'node:net'
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
+import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencoded } from '../../src/body/index.js'
+import type { BodyMiddleware, BodyRequest } from '../../src/body/index.js'
+import * as root from '../../src/index.js'
+import { rawSocket, request, startServer } from '../helpers/server.js'
+import { compare, requestHead, send, startBodyServer } from '../helpers/body-server.js'
+import type { Before, BodyServer, Seen } from '../helpers/body-server.js'
+
+type WithBody = IncomingMessage & { body?: unknown }
+
+const JSON_HEADERS = { 'content-type': 'application/json' }
+const TEXT_HEADERS = { 'content-type': 'text/plain' }
+const RAW_HEADERS = { 'content-type': 'application/octet-stream' }
+const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' }
+
+const delay = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
+
+/** A middleware that puts what a reader settles with where the middleware would. */
+function viaReader (read: (req: IncomingMessage) => Promise<unknown>): BodyMiddleware {
+  return (req, _res, next) => {
+    read(req).then((body) => { (req as WithBody).body = body; next() }, (err: Error) => { next(err) })
+  }
+}
+
+let server: BodyServer
+before(async () => { server = await startBodyServer() })
+after(async () => { await server.close() })
+
+describe('exports', () => {
+  it('the package root exports the four readers', () => {
+    assert.equal(root.readJson, readJson)
+    assert.equal(root.readRaw, readRaw)
+    assert.equal(root.readText, readText)
+    assert.equal(root.readUrlencoded, readUrlencoded)
+  })
+})
+
+describe('readJson on node:http', () => {
+  it('resolves with the parsed body', async () => {
+    const seen = await compare(server, viaReader((req) => readJson(req)), json(), { headers: JSON_HEADERS, body: '{"a":[1,2]}' })
+    assert.deepEqual(seen.body, { a: [1, 2] })
+  })
+
+  it('resolves with {} for an empty body, as the middleware does', async () => {
+    const seen = await compare(server, viaReader((req) => readJson(req)), json(), { headers: { ...JSON_HEADERS, 'transfer-encoding': 'chunked' }, body: [] })
+    assert.deepEqual(seen.body, {})
+  })
+
+  it('takes the middleware\'s options', async () => {
+    const options = { strict: false, reviver: (_key: string, value: unknown) => typeof value === 'number' ? value * 2 : value }
+    const seen = await compare(server, viaReader((req) => readJson(req, options)), json(options), { headers: JSON_HEADERS, body: '21' })
+    assert.equal(seen.body, 42)
+  })
+
+  it('inflates gzip, br and deflate bodies', async () => {
+    for (const [encoding, body] of [['gzip', gzipSync('{"z":1}')], ['br', brotliCompressSync('{"z":1}')], ['deflate', deflateSync('{"z":1}')]] as const) {
+      const seen = await compare(server, viaReader((req) => readJson(req)), json(), { headers: { ...JSON_HEADERS, 'content-encoding': encoding }, body })
+      assert.deepEqual(seen.body, { z: 1 }, encoding)
+    }
+  })
+
+  it('decodes any Unicode charset', async () => {
+    const body = Buffer.from('\ufeff{"name":"Zoë"}', 'utf16le')
+    const seen = await compare(server, viaReader((req) => readJson(req)), json(), { headers: { 'content-type': 'application/json; charset=utf-16le' }, body })
+    assert.deepEqual(seen.body, { name: 'Zoë' })
+  })
+
+  it('gives the value the type asked for, unchecked', async () => {
+    interface Item { id: number }
+    const { port, close } = await startServer((req, res) => {
+      readJson<Item>(req).then((item: Item | undefined) => { res.end(String(item?.id)) }, () => { res.end('error') })
+    })
+    try {
+      const reply = await request(port, { headers: JSON_HEADERS, body: '{"id":"not a number"}' })
+      assert.equal(reply.body, 'not a number')
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('resolving undefined', () => {
+  const readers = [
+    [(req: IncomingMessage) => readJson(req), json()],
+    [(req: IncomingMessage) => readRaw(req), raw()],
+    [(req: IncomingMessage) => readText(req), text()],
+    [(req: IncomingMessage) => readUrlencoded(req), urlencoded()]
+  ] as const
+
+  it('resolves undefined for a request without a body', async () => {
+    for (const [read, mw] of readers) {
+      const seen = await compare(server, viaReader(read), mw, { method: 'GET', headers: JSON_HEADERS })
+      assert.deepEqual(seen.body, { undefined: true })
+    }
+  })
+
+  it('resolves undefined when the type does not match, and leaves the body to the next reader', async () => {
+    const { port, close } = await startServer((req, res) => {
+      (async () => {
+        const asJson = await readJson(req)
+        const asText = await readText(req)
+        res.end(JSON.stringify({ asJson: asJson ?? null, asText }))
+      })().catch(() => { res.end('error') })
+    })
+    try {
+      const reply = await request(port, { headers: TEXT_HEADERS, body: '{"a":1}' })
+      assert.deepEqual(JSON.parse(reply.body), { asJson: null, asText: '{"a":1}' })
+    } finally {
+      await close()
+    }
+  })
+
+  it('resolves undefined when there is no Content-Type', async () => {
+    const seen = await compare(server, viaReader((req) => readJson(req)), json(), { body: '{"a":1}' })
+    assert.deepEqual(seen.body, { undefined: true })
+  })
+
+  it('resolves undefined when the body was already read, as the middleware skips it', async () => {
+    const afterReading = (mw: BodyMiddleware): BodyMiddleware => (req, res, next) => {
+      req.resume()
+      req.once('end', () => { mw(req, res, next) })
+    }
+    const seen = await compare(server, afterReading(viaReader((req) => readJson(req))), afterReading(json()), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.deepEqual(seen.body, { undefined: true })
+  })
+
+  it('reads the same body once: a second read resolves undefined', async () => {
+    const { port, close } = await startServer((req, res) => {
+      (async () => {
+        const first = await readJson(req)
+        const second = await readJson(req)
+        res.end(JSON.stringify({ first, second: second ?? null }))
+      })().catch(() => { res.end('error') })
+    })
+    try {
+      const reply = await request(port, { headers: JSON_HEADERS, body: '{"a":1}' })
+      assert.deepEqual(JSON.parse(reply.body), { first: { a: 1 }, second: null })
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('readText, readRaw and readUrlencoded', () => {
+  it('readText resolves with the decoded string', async () => {
+    const seen = await compare(server, viaReader((req) => readText(req)), text(), { headers: { 'content-type': 'text/plain; charset=iso-8859-1' }, body: Buffer.from('café', 'latin1') })
+    assert.equal(seen.body, 'café')
+  })
+
+  it('readRaw resolves with a Buffer of the body', async () => {
+    const body = Buffer.from([0, 1, 2, 255])
+    const seen = await compare(server, viaReader((req) => readRaw(req)), raw(), { headers: RAW_HEADERS, body })
+    assert.deepEqual(seen.body, { hex: '000102ff' })
+  })
+
+  it('readUrlencoded resolves with the form, nested with extended', async () => {
+    let seen = await compare(server, viaReader((req) => readUrlencoded(req)), urlencoded(), { headers: FORM_HEADERS, body: 'a=1&a=2&b=x' })
+    assert.deepEqual(seen.body, { a: ['1', '2'], b: 'x' })
+    seen = await compare(server, viaReader((req) => readUrlencoded(req, { extended: true })), urlencoded({ extended: true }), { headers: FORM_HEADERS, body: 'a[b][c]=1' })
+    assert.deepEqual(seen.body, { a: { b: { c: '1' } } })
+  })
+
+  it('each takes its type option', async () => {
+    const seen = await compare(server, viaReader((req) => readText(req, { type: 'text/*' })), text({ type: 'text/*' }), { headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' })
+    assert.equal(seen.body, '<p>hi</p>')
+  })
+})
+
+describe('errors: exactly what the middleware passes to next', () => {
+  const cases: Array<[string, (req: IncomingMessage) => Promise<unknown>, BodyMiddleware, Parameters<typeof send>[2], Before?]> = [
+    ['400 entity.parse.failed', (req) => readJson(req), json(), { headers: JSON_HEADERS, body: '{"oops"}' }],
+    ['400 entity.parse.failed in strict mode', (req) => readJson(req), json(), { headers: JSON_HEADERS, body: ' 12' }],
+    ['400 entity.parse.failed for a poisoned key', (req) => readJson(req), json(), { headers: JSON_HEADERS, body: '{"__proto__":{"x":1}}' }],
+    ['400 entity.parse.failed for a corrupt gzip body', (req) => readJson(req), json(), { headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' }, body: gzipSync('{}').subarray(0, 8) }],
+    ['403 entity.verify.failed', (req) => readText(req, { verify: () => { throw new Error('bad signature') } }), text({ verify: () => { throw new Error('bad signature') } }), { headers: TEXT_HEADERS, body: 'signed' }],
+    ['413 entity.too.large from the Content-Length', (req) => readRaw(req, { limit: 8 }), raw({ limit: 8 }), { headers: RAW_HEADERS, body: '0123456789' }],
+    ['413 entity.too.large while streaming', (req) => readRaw(req, { limit: 8 }), raw({ limit: 8 }), { headers: RAW_HEADERS, body: ['01234', '56789'] }],
+    ['413 entity.too.large after inflation', (req) => readJson(req, { limit: 100 }), json({ limit: 100 }), { headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' }, body: gzipSync(`[${'0,'.repeat(100)}0]`) }],
+    ['413 parameters.too.many', (req) => readUrlencoded(req, { parameterLimit: 2 }), urlencoded({ parameterLimit: 2 }), { headers: FORM_HEADERS, body: 'a=1&b=2&c=3' }],
+    ['400 querystring.parse.rangeError', (req) => readUrlencoded(req, { extended: true, depth: 1 }), urlencoded({ extended: true, depth: 1 }), { headers: FORM_HEADERS, body: 'a[b][c]=1' }],
+    ['415 charset.unsupported (refused by the parser)', (req) => readJson(req), json(), { headers: { 'content-type': 'application/json; charset=latin1' }, body: '{}' }],
+    ['415 charset.unsupported (unknown to the decoder)', (req) => readText(req), text(), { headers: { 'content-type': 'text/plain; charset=x-nope' }, body: 'x' }],
+    ['415 encoding.unsupported', (req) => readText(req), text(), { headers: { ...TEXT_HEADERS, 'content-encoding': 'lzma' }, body: 'x' }],
+    ['415 encoding.unsupported with inflate false', (req) => readJson(req, { inflate: false }), json({ inflate: false }), { headers: { ...JSON_HEADERS, 'content-encoding': 'gzip' }, body: gzipSync('{}') }],
+    ['400 request.size.invalid', (req) => readRaw(req), raw(), { headers: RAW_HEADERS, body: '0123456789' }, (req) => { req.headers['content-length'] = '20' }],
+    ['500 stream.encoding.set', (req) => readRaw(req), raw(), { headers: RAW_HEADERS, body: 'x' }, (req) => { req.setEncoding('latin1') }]
+  ]
+
+  for (const [name, read, mw, input, hook] of cases) {
+    it(name, async () => {
+      const seen = await compare(server, viaReader(read), mw, input, hook)
+      const expected = name.split(' ')
+      assert.equal(seen.error?.status, Number(expected[0]))
+      assert.equal(seen.error?.type, expected[1])
+    })
+  }
+
+  it('400 request.aborted with the bytes received and expected', async () => {
+    const abort = async (mw: unknown): Promise<Seen> => {
+      const path = server.mount(mw)
+      const observed = server.observe(path)
+      const socket = await rawSocket(server.port)
+      socket.write(requestHead(path, { ...RAW_HEADERS, 'content-length': 50 }) + '0123456789')
+      await delay(50)
+      socket.destroy()
+      return await observed
+    }
+    const ours = await abort(viaReader((req) => readRaw(req)))
+    const theirs = await abort(raw())
+    assert.equal(ours.error?.type, 'request.aborted')
+    assert.deepEqual(ours.error, theirs.error)
+    assert.equal(ours.listeners, 0)
+  })
+})
+
+describe('verify', () => {
+  it('is called with the request, no response, the bytes and the charset', async () => {
+    const calls: unknown[][] = []
+    const { port, close } = await startServer((req, res) => {
+      readText(req, {
+        verify (...args) { calls.push([args[0] === req, args[1], args[2].toString(), args[3]]) }
+      }).then(() => { res.end() }, () => { res.end() })
+    })
+    try {
+      await request(port, { headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'signed' })
+      assert.deepEqual(calls, [[true, undefined, 'signed', 'utf-8']])
+    } finally {
+      await close()
+    }
+  })
+})
+
+describe('options', () => {
+  it('a bad option rejects with the middleware\'s TypeError instead of throwing', async () => {
+    const { port, close } = await startServer((req, res) => {
+      let promise: Promise<unknown> | undefined
+      try {
+        promise = readJson(req, { limit: 'lots' })
+      } catch {
+        res.end('threw')
+        return
+      }
+      promise.then(() => { res.end('resolved') }, (err: Error) => { res.end(`${err.name}: ${err.message}`) })
+    })
+    try {
+      const reply = await request(port, { headers: JSON_HEADERS, body: '{}' })
+      let expected = ''
+      try { json({ limit: 'lots' }) } catch (err) { expected = `${(err as Error).name}: ${(err as Error).message}` }
+      assert.equal(reply.body, expected)
+      assert.match(reply.body, /^TypeError: option limit/)
+    } finally {
+      await close()
+    }
+  })
+
+  it('rejects something that is not a request with a TypeError', async () => {
+    await assert.rejects(readJson({} as unknown as BodyRequest), TypeError)
+    await assert.rejects(readJson(null as unknown as BodyRequest), TypeError)
+  })
+
+  it('a type function receives the request', async () => {
+    const seen: unknown[] = []
+    const { port, close } = await startServer((req, res) => {
+      readJson(req, { type: (r) => { seen.push(r === req); return true } }).then((body) => { res.end(JSON.stringify(body)) }, () => { res.end('error') })
+    })
+    try {
+      const reply = await request(port, { headers: { 'content-type': 'application/x-anything' }, body: '[1]' })
+      assert.equal(reply.body, '[1]')
+      assert.deepEqual(seen, [true])
+    } finally {
+      await close()
+    }
+  })
+})
+
+// A real HTTP/2 server (h2c) answering with what the reader settled with.
+interface H2Reply { status: number, body: string }
+
+async function startHttp2 (handler: (req: Http2ServerRequest, res: Http2ServerResponse) => void): Promise<{ server: Http2Server, client: ClientHttp2Session, close: () => Promise<void> }> {
+  const server = createHttp2Server(handler)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  return {
+    server,
+    client,
+    close: async () => {
+      client.close()
+      await new Promise<void>((resolve) => server.close(() => { resolve() }))
+    }
+  }
+}
+
+function answer (read: (req: Http2ServerRequest) => Promise<unknown>): (req: Http2ServerRequest, res: Http2ServerResponse) => void {
+  return (req, res) => {
+    read(req).then((body) => {
+      res.end(JSON.stringify({ body: body === undefined ? '(undefined)' : body }))
+    }, (err: { status?: number, type?: string, message?: string }) => {
+      res.statusCode = err.status ?? 500
+      res.end(`[${err.type ?? ''}] ${err.message ?? ''}`)
+    })
+  }
+}
+
+/** Sends one request; `chunks` undefined ends the stream with the headers. */
+async function h2request (client: ClientHttp2Session, headers: OutgoingHttpHeaders, chunks?: Array<string | Buffer>): Promise<H2Reply> {
+  return await new Promise((resolve, reject) => {
+    const stream = client.request({ ':method': chunks === undefined ? 'GET' : 'POST', ':path': '/', ...headers }, { endStream: chunks === undefined })
+    let status = 0
+    let body = ''
+    stream.on('response', (h) => { status = Number(h[':status']) })
+    stream.setEncoding('utf8')
+    stream.on('data', (c: string) => { body += c })
+    stream.on('end', () => { resolve({ status, body }) })
+    stream.on('error', reject)
+    if (chunks !== undefined) {
+      (async () => {
+        for (const chunk of chunks) {
+          if (stream.destroyed) return
+          stream.write(chunk)
+          await delay(5)
+        }
+        if (!stream.destroyed) stream.end()
+      })().catch(reject)
+    }
+  })
+}
+
+describe('http2 compat requests', () => {
+  let h2: Awaited<ReturnType<typeof startHttp2>>
+  let reader: (req: Http2ServerRequest) => Promise<unknown> = async () => undefined
+  before(async () => { h2 = await startHttp2((req, res) => { answer(reader)(req, res) }) })
+  after(async () => { await h2.close() })
+
+  it('parses a body sent with a Content-Length', async () => {
+    reader = (req) => readJson(req)
+    const reply = await h2request(h2.client, { ...JSON_HEADERS, 'content-length': 7 }, ['{"a":1}'])
+    assert.deepEqual(JSON.parse(reply.body), { body: { a: 1 } })
+  })
+
+  it('parses a body streamed without a Content-Length', async () => {
+    reader = (req) => readJson(req)
+    const reply = await h2request(h2.client, JSON_HEADERS, ['{"a":', '[1,', '2]}'])
+    assert.deepEqual(JSON.parse(reply.body), { body: { a: [1, 2] } })
+  })
+
+  it('resolves undefined for a request that ends with its headers', async () => {
+    reader = (req) => readJson(req)
+    const reply = await h2request(h2.client, JSON_HEADERS)
+    assert.deepEqual(JSON.parse(reply.body), { body: '(undefined)' })
+  })
+
+  it('reads an empty body without a Content-Length as an empty body ({} for JSON)', async () => {
+    reader = (req) => readJson(req)
+    const reply = await h2request(h2.client, JSON_HEADERS, [])
+    assert.deepEqual(JSON.parse(reply.body), { body: {} })
+  })
+
+  it('resolves undefined when the type does not match', async () => {
+    reader = (req) => readJson(req)
+    const reply = await h2request(h2.client, TEXT_HEADERS, ['{"a":1}'])
+    assert.deepEqual(JSON.parse(reply.body), { body: '(undefined)' })
+  })
+
+  it('inflates a gzip body and decodes forms and text', async () => {
+    reader = (req) => readJson(req)
+    let reply = await h2request(h2.client, { ...JSON_HEADERS, 'content-encoding': 'gzip' }, [gzipSync('{"z":true}')])
+    assert.deepEqual(JSON.parse(reply.body), { body: { z: true } })
+    reader = (req) => readUrlencoded(req)
+    reply = await h2request(h2.client, FORM_HEADERS, ['a=1&b=2'])
+    assert.deepEqual(JSON.parse(reply.body), { body: { a: '1', b: '2' } })
+    reader = (req) => readText(req)
+    reply = await h2request(h2.client, TEXT_HEADERS, ['hel', 'lo'])
+    assert.deepEqual(JSON.parse(reply.body), { body: 'hello' })
+  })
+
+  it('413 when a streamed body passes the limit, and the answer reaches the client', async () => {
+    reader = (req) => readRaw(req, { limit: 10 })
+    const reply = await h2request(h2.client, RAW_HEADERS, ['012345', '678901', '234567'])
+    assert.equal(reply.status, 413)
+    assert.equal(reply.body, '[entity.too.large] request entity too large')
+  })
+
+  it('413 from the Content-Length before reading', async () => {
+    reader = (req) => readRaw(req, { limit: 10 })
+    const reply = await h2request(h2.client, { ...RAW_HEADERS, 'content-length': 18 }, ['012345678901234567'])
+    assert.equal(reply.status, 413)
+  })
+
+  it('400 request.aborted when the client cancels the stream mid-body', async () => {
+    let settled: (err: unknown) => void = () => {}
+    const outcome = new Promise((resolve) => { settled = resolve })
+    reader = async (req) => await readRaw(req).then(() => { settled('resolved') }, (err: unknown) => { settled(err) })
+    const stream = h2.client.request({ ':method': 'POST', ':path': '/', ...RAW_HEADERS, 'content-length': 50 })
+    stream.on('error', () => {})
+    stream.write('0123456789')
+    await delay(50)
+    stream.close(http2Constants.NGHTTP2_CANCEL)
+    const err = await outcome as { status?: number, type?: string, received?: number, expected?: number }
+    assert.equal(err.status, 400)
+    assert.equal(err.type, 'request.aborted')
+    assert.equal(err.received, 10)
+    assert.equal(err.expected, 50)
+  })
+
+  it('the json() middleware reads a body streamed without a Content-Length too', async () => {
+    const mw = json()
+    const server = await startHttp2((req, res) => {
+      mw(req as unknown as IncomingMessage, res as unknown as ServerResponse, (err) => {
+        res.end(JSON.stringify({ err: (err as { type?: string } | undefined)?.type, body: (req as unknown as WithBody).body }))
+      })
+    })
+    try {
+      const reply = await h2request(server.client, JSON_HEADERS, ['{"a":', '1}'])
+      assert.deepEqual(JSON.parse(reply.body), { body: { a: 1 } })
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+// Type-level checks: this file is type-checked with the rest of the repository.
+export async function typeChecks (req: IncomingMessage, h2req: Http2ServerRequest): Promise<unknown[]> {
+  const item: { id: number } | undefined = await readJson<{ id: number }>(req)
+  const text: string | undefined = await readText(h2req, { defaultCharset: 'latin1' })
+  const bytes: Buffer | undefined = await readRaw(req, { verify (r: IncomingMessage, res: ServerResponse | undefined, buf: Buffer) { assert.ok(r !== undefined && res === undefined && buf.length >= 0) } })
+  const form: Record<string, unknown> | undefined = await readUrlencoded(req, { extended: true })
+  // @ts-expect-error the body is a string, not a number
+  const wrong: number | undefined = await readText(req)
+  // options written for the middleware fit the reader of a node:http request
+  const shared: Parameters<typeof json>[0] = { limit: '1mb' }
+  await readJson(req, shared)
+  return [item, text, bytes, form, wrong]
+}
