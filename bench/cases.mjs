@@ -193,8 +193,24 @@ const CUSTOM_FORMAT = ':remote-addr :method :url :status :res[content-length] :r
 
 const PINO_NOTE = 'pino-http has no token language: it writes its default JSON line (req, res, responseTime) to a pino.destination file in every logger case.'
 
-// A structured-JSON logger case is one more entry: a format per variant where the peers differ,
-// e.g. loggerCase('json', { morgan: (tokens, req, res) => JSON.stringify({ ... }), foyer: ... }).
+// morgan has no JSON output: a format function building the same object as foyer's 'json'
+// format from morgan's tokens, leaving out keys without a value as foyer does.
+function morganJsonLine (tokens, req, res) {
+  const number = value => value === undefined ? undefined : Number(value)
+  return JSON.stringify({
+    time: tokens.date(req, res, 'iso'),
+    method: tokens.method(req, res),
+    url: tokens.url(req, res),
+    status: number(tokens.status(req, res)),
+    responseTimeMs: number(tokens['response-time'](req, res)),
+    contentLength: number(tokens.res(req, res, 'content-length')),
+    remoteAddr: tokens['remote-addr'](req, res),
+    remoteUser: tokens['remote-user'](req, res),
+    referrer: tokens.referrer(req, res),
+    userAgent: tokens['user-agent'](req, res),
+    httpVersion: tokens['http-version'](req, res)
+  })
+}
 export const CASES = [
   bodyCase('json-small', 'json', 'application/json', () => {
     const text = JSON.stringify(JSON_SMALL)
@@ -235,6 +251,9 @@ export const CASES = [
   }),
   loggerCase('dev', 'dev', {
     note: 'dev: written to a file stream like the other cases (not /dev/null), so the start-up check can read the line back; morgan and foyer colour the status with ANSI codes there too.'
+  }),
+  loggerCase('json-file', { morgan: morganJsonLine, foyer: 'json' }, {
+    note: 'json-file: one JSON object per line to a file stream: foyer\'s \'json\' format, and for morgan a format function building the same object with JSON.stringify.'
   }),
   loggerCase('custom', CUSTOM_FORMAT, {
     note: `custom: \`${CUSTOM_FORMAT}\` to a file stream (morgan, foyer).`

@@ -91,6 +91,25 @@ export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMe
  */
 export const RAW_TOKENS: unique symbol = Symbol.for('foyer.logger.rawTokens') as never
 
+/**
+ * A format function built here (or a built-in format) carries, under this symbol, the names of
+ * the tokens it can call. The middleware reads it once, at creation, to install per-response
+ * hooks (such as the byte count behind `:res-bytes`) only for formats that need them. A format
+ * function without it may call any token.
+ */
+export const USES: unique symbol = Symbol.for('foyer.logger.uses') as never
+
+/** The token names a format function calls, or undefined when it does not say (any token). */
+export function tokensUsedBy (fn: unknown): ReadonlySet<string> | undefined {
+  return typeof fn === 'function' ? (fn as { [USES]?: ReadonlySet<string> })[USES] : undefined
+}
+
+/** Marks `fn` as calling only the tokens named in `calls`. */
+export function declareUses<F extends object> (fn: F, calls: readonly TokenCall[]): F {
+  Object.defineProperty(fn, USES, { value: new Set(calls.map((call) => call.name)) })
+  return fn
+}
+
 /** The table to look tokens up in: a logger function stands for its own tokens. */
 export function tokenTable (tokens: TokenLookup): TokenLookup {
   return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
@@ -109,7 +128,7 @@ export function compileFormat (format: string): CompiledFormat {
   }
   const head = literals[0] as string
   const count = calls.length
-  return function compiledFormat (tokens, req, res) {
+  return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     const table = tokenTable(tokens)
     const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
     let line = head
@@ -128,5 +147,5 @@ export function compileFormat (format: string): CompiledFormat {
       line += literals[i + 1] as string
     }
     return line
-  }
+  }, calls)
 }

@@ -1,5 +1,8 @@
 // The predefined formats, registered through the public `format()`.
 import type { ServerResponse } from 'node:http'
+import { declareUses, parseFormat } from './compile.js'
+import type { TokenCall } from './compile.js'
+import { compileJson, JSON_FORMAT } from './json.js'
 import { headersSent } from './tokens.js'
 
 type Format = string | ((tokens: never, req: never, res: ServerResponse) => unknown)
@@ -29,7 +32,7 @@ export function statusColor (status: number | undefined): number {
 export function devFormat (compile: Compile, noColor: boolean): Format {
   if (noColor) return ':method :url :status :response-time ms - :res[content-length]'
   const byColor = new Map<number, (tokens: never, req: never, res: never) => string>()
-  return function developmentFormatLine (tokens: never, req: never, res: ServerResponse): string {
+  const dev = function developmentFormatLine (tokens: never, req: never, res: ServerResponse): string {
     const color = statusColor(headersSent(res) ? res.statusCode : undefined)
     let fn = byColor.get(color)
     if (fn === undefined) {
@@ -38,10 +41,14 @@ export function devFormat (compile: Compile, noColor: boolean): Format {
     }
     return fn(tokens, req, res as never)
   }
+  // Every colour's format calls the same tokens.
+  const calls = parseFormat(':method :url :status :response-time :res[content-length]').filter((part): part is TokenCall => typeof part !== 'string')
+  return declareUses(dev, calls)
 }
 
 /** Registers every predefined format through `format`. */
 export function registerFormats (format: (name: string, fmt: Format) => unknown, compile: Compile): void {
   for (const name of Object.keys(FORMATS)) format(name, FORMATS[name] as string)
   format('dev', devFormat(compile, Boolean(process.env.NO_COLOR)))
+  format('json', compileJson(JSON_FORMAT) as unknown as Format)
 }

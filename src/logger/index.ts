@@ -1,10 +1,12 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { recordStartTime } from './clock.js'
-import { compileFormat, RAW_TOKENS, TOKENS } from './compile.js'
+import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
-import { hookHeaders, whenDone } from './response.js'
+import { compileJson } from './json.js'
+import type { JsonFormatSpec } from './json.js'
+import { hookBodyBytes, hookHeaders, whenDone } from './response.js'
 import { IntervalBuffer, sinkFor } from './sink.js'
 import type { LogStream, Output, Owner } from './sink.js'
 import { registerTokens, remoteAddress } from './tokens.js'
@@ -33,6 +35,8 @@ export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res
   req: TokenFn<Req, Res>
   /** `:res[header]` */
   res: TokenFn<Req, Res>
+  /** `:res-bytes`: body bytes written to the connection for this response (not in morgan). */
+  'res-bytes': TokenFn<Req, Res>
   /** `:response-time[digits]`, default 3 digits. */
   'response-time': TokenFn<Req, Res>
   status: TokenFn<Req, Res>
@@ -124,7 +128,18 @@ export interface Logger {
   format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | FormatFn<Req, Res>) => Logger
   /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
   compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
+  /**
+   * A format function writing one JSON object per line, with the keys of `spec`. Each value is a
+   * format string, usually one token (`{ status: ':status', id: ':req[x-request-id]' }`).
+   * Values that are numbers by nature (`:status`, `:response-time`, `:total-time`,
+   * `:res-bytes`, `:pid`, `:req[content-length]`, `:res[content-length]`) are JSON numbers,
+   * others strings; a key whose token has no value is left out. Throws a TypeError for a spec
+   * that is not an object of strings.
+   */
+  json: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(spec: JsonFormatSpec) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
+
+export type { JsonFormatSpec }
 
 type AnyFormat = (tokens: TokenIndexer, req: LoggedRequest, res: LoggedResponse) => unknown
 type AnyToken = (req: LoggedRequest, res: LoggedResponse, ...args: unknown[]) => unknown
@@ -219,6 +234,10 @@ function compile<Req extends IncomingMessage = IncomingMessage, Res extends Serv
   return compileFormat(fmt) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
 
+function json<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (spec: JsonFormatSpec): (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string {
+  return compileJson(spec) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
+}
+
 /** The format function for a format argument that is not a function. */
 function resolveFormat (fmt: unknown): AnyFormat {
   // morgan: `formats[name] || name || formats.default`. Any falsy format (null, '', 0, false)
@@ -297,6 +316,10 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
   }
 
   const immediate = Boolean(opts.immediate)
+  // The byte count behind :res-bytes wraps write() and end() of every response: only for
+  // formats that may read it (a format function that does not list its tokens may).
+  const used = tokensUsedBy(formatLine)
+  const countBytes = !immediate && (used === undefined || used.has('res-bytes'))
   const instance: Instance = {
     formatLine,
     skip,
@@ -324,6 +347,7 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
     } else {
       if (res.req !== req) (res as { [REQUEST]?: LoggedRequest })[REQUEST] = req
       hookHeaders(res)
+      if (countBytes) hookBodyBytes(res)
       whenDone(res, writeDeferredLine, instance)
     }
     next()
@@ -333,7 +357,7 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
 }
 
 /** The logger: `logger(format, options)`, with `.token`, `.format` and `.compile`. */
-export const logger: Logger = Object.assign(createLogger as Logger, { token, format, compile })
+export const logger: Logger = Object.assign(createLogger as Logger, { token, format, compile, json })
 Object.defineProperty(logger, TOKENS, { value: registry.tokens })
 
 if (existing === undefined) {

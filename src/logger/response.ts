@@ -75,6 +75,70 @@ export function hookHeaders (res: ServerResponse): void {
   res.writeHead = writeHead as ServerResponse['writeHead']
 }
 
+const PREVIOUS_WRITE = Symbol('foyer.logger.write')
+const PREVIOUS_END = Symbol('foyer.logger.end')
+const BODY_BYTES = Symbol('foyer.logger.bodyBytes')
+
+type Write = (this: ServerResponse, ...args: unknown[]) => unknown
+
+interface Counted extends ServerResponse {
+  [PREVIOUS_WRITE]?: Write
+  [PREVIOUS_END]?: Write
+  [BODY_BYTES]?: number
+  /** node:http's own flag: false for HEAD, 204 and 304, whose body is never sent. */
+  _hasBody?: boolean
+}
+
+function chunkBytes (chunk: unknown, encoding: unknown): number {
+  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8')
+  if (chunk instanceof Uint8Array) return chunk.byteLength
+  return 0
+}
+
+// A chunk counts once node:http has taken it for the connection: not on a response already
+// ended or destroyed (the write fails), and not when the response has no body (HEAD, 204, 304:
+// node drops it). `_hasBody` is only known after the first write stored the headers, so it is
+// read after the call.
+function count (res: Counted, chunk: unknown, encoding: unknown, usable: boolean): void {
+  if (!usable || res._hasBody === false || chunk === undefined || chunk === null || typeof chunk === 'function') return
+  res[BODY_BYTES] = (res[BODY_BYTES] ?? 0) + chunkBytes(chunk, encoding)
+}
+
+function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
+  const usable = !this.writableEnded && !this.destroyed
+  const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
+  count(this, chunk, encoding, usable)
+  return result
+}
+
+function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
+  const usable = !this.writableEnded && !this.destroyed
+  const result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
+  count(this, chunk, encoding, usable)
+  return result
+}
+
+/**
+ * Counts the body bytes handed to the connection for this response (`:res-bytes`): whatever
+ * write() and end() take, in any framing (Content-Length, chunked, or until close), without
+ * headers and chunk framing. Installed once per response, and only for loggers whose format
+ * may read it.
+ */
+export function hookBodyBytes (res: ServerResponse): void {
+  const counted = res as Counted
+  if (counted[BODY_BYTES] !== undefined) return
+  counted[BODY_BYTES] = 0
+  counted[PREVIOUS_WRITE] = res.write as Write
+  counted[PREVIOUS_END] = res.end as Write
+  res.write = countingWrite as ServerResponse['write']
+  res.end = countingEnd as ServerResponse['end']
+}
+
+/** The body bytes counted for `res`, or undefined when no logger counted them. */
+export function bodyBytes (res: ServerResponse): number | undefined {
+  return (res as Counted)[BODY_BYTES]
+}
+
 /** Called once per logger when its response is done. */
 export type DoneListener<State> = (state: State, res: ServerResponse) => void
 

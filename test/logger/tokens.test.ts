@@ -2,10 +2,12 @@
 // request where morgan defines the value, plus user tokens and overriding built-ins.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { ServerResponse } from 'node:http'
+import type { IncomingMessage } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import { logger } from '../../src/index.js'
 import type { TokenFn } from '../../src/index.js'
 import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
@@ -400,5 +402,111 @@ describe('logger.token(name, fn)', () => {
   it('throws a TypeError for a name that is not a string or a token that is not a function', () => {
     assert.throws(() => logger.token(5 as unknown as string, () => 'x'), { name: 'TypeError', message: 'argument name must be a string' })
     assert.throws(() => logger.token('x', 'y' as unknown as TokenFn), { name: 'TypeError', message: 'argument fn must be a function' })
+  })
+})
+
+describe(':res-bytes', () => {
+  /** The lines of `format` for the requests `send` makes, answered by `handler`. */
+  async function bytesLines (handler: (req: IncomingMessage, res: ServerResponse) => void, send: (port: number) => Promise<unknown>, count = 1, format = ':method :res-bytes'): Promise<string[]> {
+    const out = new LineCollector()
+    const server = await serve([logger(format, { stream: out }) as Middleware], handler)
+    try {
+      await send(server.port)
+      return await out.waitForLines(count)
+    } finally {
+      await server.close()
+    }
+  }
+
+  it('is the body length of a response with Content-Length', async () => {
+    assert.deepEqual(await bytesLines(answer(200, 'héllo'), get()), ['GET 6'])
+  })
+
+  it('counts a chunked response without Content-Length, framing excluded', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.write('abc')
+      res.write(Buffer.from('defg'))
+      res.write('ff', 'hex')
+      res.end('hij')
+    }
+    const lines = await bytesLines(handler, async (port) => {
+      const text = await rawRequest(port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.match(text, /transfer-encoding: chunked/i)
+    })
+    assert.deepEqual(lines, ['GET 11'])
+  })
+
+  it('counts a streamed response piped from a readable', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      Readable.from([Buffer.alloc(1000, 1), Buffer.alloc(24, 2), 'xyz']).pipe(res)
+    }
+    assert.deepEqual(await bytesLines(handler, get()), ['GET 1027'])
+  })
+
+  it('counts each response of a keep-alive connection on its own', async () => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => { res.end(req.url === '/long' ? 'x'.repeat(100) : 'ab') }
+    const lines = await bytesLines(handler, async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET /long HTTP/1.1\r\nHost: x\r\n\r\nGET /short HTTP/1.1\r\nHost: x\r\n\r\nGET /long HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      await new Promise((resolve) => socket.on('close', resolve).resume())
+    }, 3, ':url :res-bytes')
+    assert.deepEqual(lines, ['/long 100', '/short 2', '/long 100'])
+  })
+
+  it('is 0 for HEAD and 304, whose body is never sent', async () => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/304') res.statusCode = 304
+      res.end('a body node:http drops')
+    }
+    assert.deepEqual(await bytesLines(handler, async (port) => await request(port, { method: 'HEAD' })), ['HEAD 0'])
+    assert.deepEqual(await bytesLines(handler, get('/304')), ['GET 0'])
+  })
+
+  it('counts only what was written before the client went away', async () => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      res.write('first')
+      req.socket.on('close', () => { res.write('after the client left'); res.end('too late') })
+    }
+    const lines = await bytesLines(handler, async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => socket.once('data', resolve))
+      socket.destroy()
+    })
+    assert.deepEqual(lines, ['GET 5'])
+  })
+
+  it('is 0 when the client went away before any response', async () => {
+    const lines = await bytesLines(() => { /* never answers */ }, async (port) => {
+      const socket = await rawSocket(port)
+      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+      await new Promise((resolve) => setTimeout(resolve, 30))
+      socket.destroy()
+    })
+    assert.deepEqual(lines, ['GET 0'])
+  })
+
+  it('leaves write and end alone for a format that does not use it', async () => {
+    let hooked: boolean | undefined
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      hooked = res.write !== ServerResponse.prototype.write || res.end !== ServerResponse.prototype.end
+      res.end('ok')
+    }
+    await bytesLines(handler, get(), 1, 'combined')
+    assert.equal(hooked, false)
+    await bytesLines(handler, get(), 1, ':res-bytes')
+    assert.equal(hooked, true)
+  })
+
+  it('is counted for format functions, which may call any token', async () => {
+    const format = (tokens: Record<string, TokenFn>, req: IncomingMessage, res: ServerResponse): string => `bytes=${tokens['res-bytes']?.(req, res) ?? ''}`
+    const out = new LineCollector()
+    const server = await serve([logger(format as unknown as string, { stream: out }) as Middleware], answer(200, 'four'))
+    try {
+      await request(server.port)
+      assert.deepEqual(await out.waitForLines(1), ['bytes=4'])
+    } finally {
+      await server.close()
+    }
   })
 })

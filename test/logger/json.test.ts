@@ -1,0 +1,182 @@
+// Structured lines: the predefined `json` format and formats built with logger.json(), against
+// real servers. morgan has no JSON output, so the lines are checked by parsing them.
+import { describe, it } from 'node:test'
+import assert from 'node:assert/strict'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { logger } from '../../src/index.js'
+import type { FormatFn, JsonFormatSpec } from '../../src/index.js'
+import { answer, LineCollector, serve, settle } from '../helpers/logger-lines.js'
+import { rawSocket, request } from '../helpers/server.js'
+import type { Handler, RequestOptions } from '../helpers/server.js'
+
+/** The lines `format` writes for one request made with `options`, handled by `handler`. */
+async function linesFor (format: string | FormatFn, options: RequestOptions = {}, handler: Handler = answer(200, 'hello')): Promise<string[]> {
+  const collector = new LineCollector()
+  const server = await serve([logger(format, { stream: collector })], handler)
+  try {
+    await request(server.port, options)
+    return await collector.waitForLines(1)
+  } finally {
+    await server.close()
+  }
+}
+
+async function objectFor (format: string | FormatFn, options: RequestOptions = {}, handler?: Handler): Promise<Record<string, unknown>> {
+  const [line] = await linesFor(format, options, handler)
+  return JSON.parse(line as string) as Record<string, unknown>
+}
+
+const BROWSER = {
+  'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0',
+  referer: 'https://example.com/from'
+}
+
+describe('the json format', () => {
+  it('writes one JSON object per line with the request and the response', async () => {
+    const line = await objectFor('json', { path: '/a?b=1', headers: { ...BROWSER, authorization: 'Basic ' + Buffer.from('ada:pw').toString('base64') } })
+    assert.deepEqual(Object.keys(line), ['time', 'method', 'url', 'status', 'responseTimeMs', 'contentLength', 'remoteAddr', 'remoteUser', 'referrer', 'userAgent', 'httpVersion'])
+    assert.match(line.time as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    assert.equal(line.method, 'GET')
+    assert.equal(line.url, '/a?b=1')
+    assert.equal(line.status, 200)
+    assert.equal(typeof line.responseTimeMs, 'number')
+    assert.ok((line.responseTimeMs as number) >= 0)
+    assert.equal(line.contentLength, 5)
+    assert.equal(line.remoteAddr, '127.0.0.1')
+    assert.equal(line.remoteUser, 'ada')
+    assert.equal(line.referrer, 'https://example.com/from')
+    assert.equal(line.userAgent, 'Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0')
+    assert.equal(line.httpVersion, '1.1')
+  })
+
+  it('ends each object with a newline, one object per line', async () => {
+    const collector = new LineCollector()
+    const server = await serve([logger('json', { stream: collector })], answer())
+    try {
+      await request(server.port)
+      await request(server.port)
+      const lines = await collector.waitForLines(2)
+      assert.ok(collector.text.endsWith('}\n'))
+      for (const line of lines) assert.equal(typeof JSON.parse(line), 'object')
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('leaves out the keys whose token has no value', async () => {
+    const line = await objectFor('json', {}, answer(204, ''))
+    assert.equal(line.status, 204)
+    for (const key of ['remoteUser', 'referrer', 'contentLength']) assert.equal(key in line, false, key)
+    assert.equal('userAgent' in line, false)
+  })
+
+  it('leaves out status and response time when the client went away before any response', async () => {
+    const collector = new LineCollector()
+    const server = await serve([logger('json', { stream: collector })], () => { /* never answers */ })
+    try {
+      const socket = await rawSocket(server.port)
+      socket.write('GET /gone HTTP/1.1\r\nHost: x\r\n\r\n')
+      await settle(30)
+      socket.destroy()
+      const [line] = await collector.waitForLines(1)
+      const parsed = JSON.parse(line as string) as Record<string, unknown>
+      assert.equal(parsed.url, '/gone')
+      assert.equal('status' in parsed, false)
+      assert.equal('responseTimeMs' in parsed, false)
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('escapes quotes and backslashes in header values once, as JSON does', async () => {
+    const line = await objectFor('json', { headers: { 'user-agent': 'a "quoted" \\ agent' } })
+    assert.equal(line.userAgent, 'a "quoted" \\ agent')
+  })
+})
+
+describe('logger.json', () => {
+  it('maps each key to the value of its token', async () => {
+    const line = await objectFor(logger.json({ verb: ':method', path: ':url', id: ':req[x-request-id]' }), { path: '/p', headers: { 'x-request-id': 'r-1' } })
+    assert.deepEqual(line, { verb: 'GET', path: '/p', id: 'r-1' })
+  })
+
+  it('keeps values that are numbers by nature as numbers', async () => {
+    const line = await objectFor(logger.json({
+      status: ':status',
+      ms: ':response-time',
+      total: ':total-time[1]',
+      length: ':res[content-length]',
+      sent: ':res-bytes',
+      pid: ':pid',
+      inLength: ':req[Content-Length]',
+      version: ':http-version'
+    }), { body: 'abc', headers: { 'content-length': '3' } })
+    assert.equal(line.status, 200)
+    assert.equal(typeof line.ms, 'number')
+    assert.equal(typeof line.total, 'number')
+    assert.equal(line.length, 5)
+    assert.equal(line.sent, 5)
+    assert.equal(line.pid, process.pid)
+    assert.equal(line.inLength, 3)
+    assert.equal(line.version, '1.1', 'a version is text, not a number')
+  })
+
+  it('writes a value mixing text and tokens as a string, with - for a token without value', async () => {
+    const line = await objectFor(logger.json({ request: ':method :url', who: 'user=:remote-user' }), { path: '/x' })
+    assert.deepEqual(line, { request: 'GET /x', who: 'user=-' })
+  })
+
+  it('escapes strings as JSON requires, and DEL, C1 controls, U+2028 and U+2029 too', async () => {
+    const nasty = 'quote " backslash \\ newline \n tab \t nul \u0000 esc \u001b del \u007f csi \u009b emoji \ud83d\ude00 lone \ud800 ls \u2028 ps \u2029 end'
+    logger.token('json-test-nasty', () => nasty)
+    const [line] = await linesFor(logger.json({ v: ':json-test-nasty' }))
+    assert.equal(JSON.parse(line as string).v, nasty, 'the value survives unchanged')
+    // eslint-disable-next-line no-control-regex
+    assert.doesNotMatch(line as string, /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800]/)
+    assert.match(line as string, /\\u2028 ps \\u2029/)
+  })
+
+  it('uses user tokens', async () => {
+    logger.token('json-test-tenant', (req) => req.headers['x-tenant'] as string | undefined)
+    const line = await objectFor(logger.json({ tenant: ':json-test-tenant' }), { headers: { 'x-tenant': 'acme' } })
+    assert.deepEqual(line, { tenant: 'acme' })
+  })
+
+  it('leaves out a key whose token gives - or nothing, and keeps an unknown token as written', async () => {
+    logger.token('json-test-dash', () => '-')
+    const line = await objectFor(logger.json({ dash: ':json-test-dash', none: ':req[x-absent]', literal: 'fixed', unknown: ':no-such-token' }))
+    assert.deepEqual(line, { literal: 'fixed', unknown: ':no-such-token' })
+  })
+
+  it('can be registered as a named format', async () => {
+    logger.format('json-test-named', logger.json({ s: ':status', m: ':method' }))
+    assert.deepEqual(await objectFor('json-test-named'), { s: 200, m: 'GET' })
+  })
+
+  it('is typed as a format function taking a spec', () => {
+    const spec: JsonFormatSpec = { status: ':status' }
+    const fn: FormatFn = logger.json(spec)
+    assert.equal(typeof fn, 'function')
+  })
+
+  it('throws a TypeError for a spec that is not an object of format strings', () => {
+    assert.throws(() => logger.json(null as unknown as JsonFormatSpec), TypeError)
+    assert.throws(() => logger.json(['a'] as unknown as JsonFormatSpec), TypeError)
+    assert.throws(() => logger.json({ a: 1 } as unknown as JsonFormatSpec), /key "a"/)
+  })
+
+  it('never lets a token that throws crash the server', async () => {
+    logger.token('json-test-throws', () => { throw new Error('boom') })
+    const collector = new LineCollector()
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.end('ok') }
+    const server = await serve([logger(logger.json({ v: ':json-test-throws' }), { stream: collector })], handler)
+    try {
+      const reply = await request(server.port)
+      assert.equal(reply.status, 200)
+      await settle(30)
+      assert.equal(collector.text, '')
+    } finally {
+      await server.close()
+    }
+  })
+})
