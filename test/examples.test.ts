@@ -151,3 +151,23 @@ describe('examples/hono.mjs', () => {
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
   })
 })
+
+describe('examples/json-logs.mjs', () => {
+  it('writes one JSON object per line, with the bytes a streamed response sent', async () => {
+    const app = await start('examples/json-logs.mjs')
+    running.push(app)
+    const res = await fetch(`${app.url}/hi?x=1`, { headers: { 'x-tenant': 'acme' } })
+    assert.equal(await res.text(), 'hello from a stream\n')
+    await waitFor(() => app.output().split('\n').filter((l) => l.startsWith('{')).length >= 2)
+    const lines = app.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+    const standard = lines.find((l) => 'httpVersion' in l)
+    const custom = lines.find((l) => 'tenant' in l)
+    assert.equal(standard?.method, 'GET')
+    assert.equal(standard?.url, '/hi?x=1')
+    assert.equal(standard?.status, 200)
+    assert.equal(typeof standard?.responseTimeMs, 'number')
+    assert.equal(custom?.request, 'GET /hi?x=1')
+    assert.equal(custom?.bytes, 20)
+    assert.equal(custom?.tenant, 'acme')
+  })
+})
