@@ -37,7 +37,7 @@ export function headerCharset (header: string | undefined): string {
 /** Whether a parser with this rule accepts the charset at all (before asking the decoder). */
 export function charsetAllowed (rule: CharsetRule, charset: string): boolean {
   switch (rule) {
-    case 'unicode': return charset.slice(0, 4) === 'utf-'
+    case 'unicode': return charset.startsWith('utf-')
     case 'form': return charset === 'utf-8' || charset === 'iso-8859-1'
     default: return true
   }

@@ -158,7 +158,10 @@ describe('json() onProtoPoisoning', () => {
     ['{"x":{"__pr\\u006fto__":{"polluted":true}}}', '__proto__'],
     ['{"constructor":{"prototype":{"polluted":true}}}', 'constructor.prototype'],
     ['[{"x":{"constructor":{"prototype":{}}}}]', 'constructor.prototype'],
-    ['{"\\u0063onstructor":{"prot\\u006ftype":{"polluted":true}}}', 'constructor.prototype']
+    ['{"\\u0063onstructor":{"prot\\u006ftype":{"polluted":true}}}', 'constructor.prototype'],
+    ['{"constructor":{"protot\\u0079pe":{"polluted":true}}}', 'constructor.prototype'],
+    ['{"constructor":{"prototyp\\u0065":{"polluted":true}}}', 'constructor.prototype'],
+    ['{"constructor":{"\\u0070rototype":{"polluted":true}}}', 'constructor.prototype']
   ]
 
   for (const [body, key] of poisoned) {

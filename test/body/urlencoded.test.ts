@@ -53,7 +53,10 @@ describe('urlencoded() extended', () => {
   const bodies = [
     'a[b]=1&a[c]=2', 'a[]=1&a[]=2', 'a[0]=x&a[2]=y', 'a[1]=b&a[0]=a', 'a[100]=x', 'a[101]=x&a[]=y', 'a[b][c][d]=1',
     '[0]=x&[]=y&[b]=z', 'a[b]=1&a=2', 'a=2&a[b]=1', 'a[]=1&a=2', 'a%5Bb%5D=1', 'a[b=c]=d', 'a[=1', 'a]=1',
-    'a[][b]=1&a[][c]=2', 'toString=1&hasOwnProperty=2', 'a.b=1'
+    'a[][b]=1&a[][c]=2', 'toString=1&hasOwnProperty=2', 'a.b=1',
+    'a[1][x]=1&a[0][y]=2', 'a=1&a=2&a[2]=3', 'a[0]=1&a[0]=2&a[1][b]=3', 'a[toString][b]=1', 'a[01]=x&a[1]=y',
+    'a[0]=1&a[x]=2', 'a[x]=1&a[0]=2', 'a[b]=1&a[b][c]=2', 'a[0][b]=1&a[0]=2', 'a[99]=x&a[100]=y',
+    'a[1234567890123456]=x', 'a[b]z[c]=1', '0[a]=1&1=2', 'a[-1]=x&a[1e1]=y'
   ]
 
   it('defaults to false: keys are kept as written', async () => {
@@ -202,6 +205,24 @@ describe('urlencoded() parse matches qs with body-parser\'s options', () => {
         assert.deepEqual(outcome(() => parse(text, charset)), outcome(() => reference(text, charset, options)), text)
       }
     ), { numRuns: 3000 })
+  })
+})
+
+describe('urlencoded() extended: nested keys of the usual shape match qs', () => {
+  // name[a][0][b]-style keys with plain names and small indexes, and the collisions between them
+  const key = fc.tuple(
+    fc.constantFrom('a', 'b', '0', 'toString'),
+    fc.array(fc.constantFrom('a', 'b', 'length', 'constructor', '0', '1', '2', '3', '01', '99', '100'), { maxLength: 4 })
+  ).map(([parent, segments]) => parent + segments.map((segment) => `[${segment}]`).join(''))
+  const form = fc.array(fc.tuple(key, fc.constantFrom('1', '2', '')), { maxLength: 12 })
+    .map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&'))
+
+  it('gives the same object or the same refusal for any such form', () => {
+    fc.assert(fc.property(form, fc.constantFrom(1, 2, 3, 32), (text, depth) => {
+      const options = { extended: true, charsetSentinel: false, interpretNumericEntities: false, depth, parameterLimit: 1000 }
+      const parse = createUrlencodedParse(resolveUrlencoded(options, resolveCommon(undefined, 'x/y')))
+      assert.deepEqual(outcome(() => parse(text, 'utf-8')), outcome(() => reference(text, 'utf-8', options)), text)
+    }), { numRuns: 3000 })
   })
 })
 
