@@ -44,18 +44,21 @@ describe(':method', () => {
   })
 })
 
+// The client sends a request, then goes away before any response.
+async function abandon (port: number): Promise<void> {
+  const socket = await rawSocket(port)
+  socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+  await new Promise((resolve) => setTimeout(resolve, 30))
+  socket.destroy()
+}
+
 describe(':status', () => {
   it('is the response status code', async () => {
     assert.equal(await line(':status', get(), { handler: answer(418, 'teapot') }), '418')
   })
 
   it('is - when the client went away before any response', async () => {
-    const text = await line(':status', async (port) => {
-      const socket = await rawSocket(port)
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      socket.destroy()
-    }, { handler: () => { /* never answers */ } })
+    const text = await line(':status', abandon, { handler: () => { /* never answers */ } })
     assert.equal(text, '-')
   })
 
@@ -93,12 +96,7 @@ describe(':response-time[digits]', () => {
 
   it('is - without a response: immediate, or an aborted request', async () => {
     assert.equal(await line(':response-time', get(), { options: { immediate: true } }), '-')
-    const text = await line(':response-time', async (port) => {
-      const socket = await rawSocket(port)
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      socket.destroy()
-    }, { handler: () => { /* never answers */ } })
+    const text = await line(':response-time', abandon, { handler: () => { /* never answers */ } })
     assert.equal(text, '-')
   })
 })
@@ -185,12 +183,7 @@ describe(':remote-addr', () => {
   })
 
   it('is still known when the client has gone by the time the line is written', async () => {
-    const text = await line(':remote-addr :status', async (port) => {
-      const socket = await rawSocket(port)
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      socket.destroy()
-    }, { handler: () => { /* never answers */ } })
+    const text = await line(':remote-addr :status', abandon, { handler: () => { /* never answers */ } })
     assert.equal(text, '127.0.0.1 -')
   })
 
@@ -477,12 +470,7 @@ describe(':res-bytes', () => {
   })
 
   it('is 0 when the client went away before any response', async () => {
-    const lines = await bytesLines(() => { /* never answers */ }, async (port) => {
-      const socket = await rawSocket(port)
-      socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
-      await new Promise((resolve) => setTimeout(resolve, 30))
-      socket.destroy()
-    })
+    const lines = await bytesLines(() => { /* never answers */ }, abandon)
     assert.deepEqual(lines, ['GET 0'])
   })
 
