@@ -28,6 +28,11 @@ async function waitFor (check: () => boolean): Promise<void> {
   for (let i = 0; i < 100 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 20))
 }
 
+/** POSTs `body` with the given Content-Type (and any other headers). */
+async function post (url: string, type: string, body: string | Buffer, headers: Record<string, string> = {}): Promise<Response> {
+  return await fetch(url, { method: 'POST', headers: { 'content-type': type, ...headers }, body })
+}
+
 const running: Running[] = []
 after(() => { for (const r of running) r.child.kill() })
 
@@ -35,20 +40,20 @@ describe('examples/demo.mjs', () => {
   it('answers with the parser that matched and the parsed body, and logs in the dev format', async () => {
     const demo = await start('examples/demo.mjs')
     running.push(demo)
-    let res = await fetch(`${demo.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":"tea"}' })
+    let res = await post(`${demo.url}/items`, 'application/json', '{"name":"tea"}')
     assert.equal(res.status, 200)
     assert.deepEqual(await res.json(), { method: 'POST', url: '/items', parser: 'json', body: { name: 'tea' } })
 
-    res = await fetch(`${demo.url}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a[b]=1&c=2' })
+    res = await post(`${demo.url}/form`, 'application/x-www-form-urlencoded', 'a[b]=1&c=2')
     assert.deepEqual(await res.json(), { method: 'POST', url: '/form', parser: 'urlencoded', body: { a: { b: '1' }, c: '2' } })
 
-    res = await fetch(`${demo.url}/note`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
+    res = await post(`${demo.url}/note`, 'text/plain', 'hello')
     assert.deepEqual(await res.json(), { method: 'POST', url: '/note', parser: 'text', body: 'hello' })
 
-    res = await fetch(`${demo.url}/gz`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"zipped":true}') })
+    res = await post(`${demo.url}/gz`, 'application/json', gzipSync('{"zipped":true}'), { 'content-encoding': 'gzip' })
     assert.deepEqual(await res.json(), { method: 'POST', url: '/gz', parser: 'json', body: { zipped: true } })
 
-    res = await fetch(`${demo.url}/bad`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' })
+    res = await post(`${demo.url}/bad`, 'application/json', '{"a":')
     assert.equal(res.status, 400)
     const err = await res.json() as { error: { status: number, type: string } }
     assert.equal(err.error.status, 400)
@@ -64,7 +69,7 @@ describe('examples/node-http.mjs', () => {
   it('parses JSON and logs a combined line', async () => {
     const app = await start('examples/node-http.mjs')
     running.push(app)
-    const res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,2]' })
+    const res = await post(app.url, 'application/json', '[1,2]')
     assert.deepEqual(await res.json(), { received: [1, 2] })
     await waitFor(() => app.output().includes('"POST / HTTP/1.1" 200'))
     assert.match(app.output(), /^127\.0\.0\.1 - - \[[^\]]+\] "POST \/ HTTP\/1\.1" 200 - "-" "[^"]*"$/m)
@@ -75,11 +80,11 @@ describe('examples/express.mjs', () => {
   it('parses per route and answers parser errors with their type', async () => {
     const app = await start('examples/express.mjs')
     running.push(app)
-    let res = await fetch(`${app.url}/api/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":7}' })
+    let res = await post(`${app.url}/api/items`, 'application/json', '{"id":7}')
     assert.deepEqual(await res.json(), { item: { id: 7 } })
-    res = await fetch(`${app.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=ada' })
+    res = await post(`${app.url}/login`, 'application/x-www-form-urlencoded', 'user=ada')
     assert.equal(await res.text(), 'hello ada\n')
-    res = await fetch(`${app.url}/api/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    res = await post(`${app.url}/api/items`, 'application/json', '{')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
   })
@@ -89,9 +94,9 @@ describe('examples/connect.mjs', () => {
   it('parses forms and text', async () => {
     const app = await start('examples/connect.mjs')
     running.push(app)
-    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'x[]=1&x[]=2' })
+    let res = await post(app.url, 'application/x-www-form-urlencoded', 'x[]=1&x[]=2')
     assert.deepEqual(await res.json(), { body: { x: ['1', '2'] } })
-    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' })
+    res = await post(app.url, 'text/html', '<p>hi</p>')
     assert.deepEqual(await res.json(), { body: '<p>hi</p>' })
   })
 })
@@ -100,11 +105,11 @@ describe('examples/promise-node-http.mjs', () => {
   it('awaits JSON, then text, and answers reader errors with their type', async () => {
     const app = await start('examples/promise-node-http.mjs')
     running.push(app)
-    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":[1,2]}' })
+    let res = await post(app.url, 'application/json', '{"a":[1,2]}')
     assert.deepEqual(await res.json(), { received: { a: [1, 2] } })
-    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' })
+    res = await post(app.url, 'text/plain', 'hello')
     assert.deepEqual(await res.json(), { received: 'hello' })
-    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    res = await post(app.url, 'application/json', '{')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
   })
@@ -114,11 +119,11 @@ describe('examples/koa.mjs', () => {
   it('reads JSON and nested forms, and answers reader errors with their type', async () => {
     const app = await start('examples/koa.mjs')
     running.push(app)
-    let res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"zipped":true}') })
+    let res = await post(app.url, 'application/json', gzipSync('{"zipped":true}'), { 'content-encoding': 'gzip' })
     assert.deepEqual(await res.json(), { received: { zipped: true } })
-    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a[b]=1' })
+    res = await post(app.url, 'application/x-www-form-urlencoded', 'a[b]=1')
     assert.deepEqual(await res.json(), { received: { a: { b: '1' } } })
-    res = await fetch(app.url, { method: 'POST', headers: { 'content-type': 'application/json; charset=latin1' }, body: '{}' })
+    res = await post(app.url, 'application/json; charset=latin1', '{}')
     assert.equal(res.status, 415)
     assert.deepEqual(await res.json(), { type: 'charset.unsupported' })
   })
@@ -128,11 +133,11 @@ describe('examples/fastify.mjs', () => {
   it('parses JSON and forms with foyer, and answers parser errors with their type', async () => {
     const app = await start('examples/fastify.mjs')
     running.push(app)
-    let res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":7}' })
+    let res = await post(`${app.url}/items`, 'application/json', '{"id":7}')
     assert.deepEqual(await res.json(), { item: { id: 7 } })
-    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'id=8' })
+    res = await post(`${app.url}/items`, 'application/x-www-form-urlencoded', 'id=8')
     assert.deepEqual(await res.json(), { item: { id: '8' } })
-    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"__proto__":{"admin":true}}' })
+    res = await post(`${app.url}/items`, 'application/json', '{"__proto__":{"admin":true}}')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
   })
@@ -142,11 +147,11 @@ describe('examples/hono.mjs', () => {
   it('reads a Fetch Request\'s JSON and text, and answers reader errors with their type', async () => {
     const app = await start('examples/hono.mjs')
     running.push(app)
-    let res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"name":"tea"}') })
+    let res = await post(`${app.url}/items`, 'application/json', gzipSync('{"name":"tea"}'), { 'content-encoding': 'gzip' })
     assert.deepEqual(await res.json(), { item: { name: 'tea' } })
     res = await fetch(`${app.url}/notes`, { method: 'POST', body: 'remember' })
     assert.deepEqual(await res.json(), { note: 'remember' })
-    res = await fetch(`${app.url}/items`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1,' })
+    res = await post(`${app.url}/items`, 'application/json', '[1,')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
   })
