@@ -6,10 +6,14 @@ import { gzipSync } from 'node:zlib'
 /** The floor of each group: what a server costs without the middleware under test. */
 export const FLOOR = { body: 'bare', logger: 'none' }
 
+// BENCH_BASELINE=dir adds the variant `baseline`: foyer loaded from another build (a copy of an
+// earlier dist/), to compare a change with what it replaces side by side.
+const BASELINE = process.env.BENCH_BASELINE ? ['baseline'] : []
+
 /** Every variant of a group, in the order the report shows them. */
 export const GROUP_VARIANTS = {
-  body: ['bare', 'body-parser', 'fastify', 'foyer'],
-  logger: ['none', 'morgan', 'pino-http', 'foyer']
+  body: ['bare', 'body-parser', 'fastify', ...BASELINE, 'foyer'],
+  logger: ['none', 'morgan', 'pino-http', ...BASELINE, 'foyer']
 }
 
 // A browser-like GET for the logger cases: the headers combined and the custom format read.
@@ -166,7 +170,8 @@ export function requestOf (c) {
 
 /** The format a logger variant uses: one for all, or one per variant (`{ morgan, foyer }`). */
 export function formatOf (c, variant) {
-  return typeof c.format === 'object' ? c.format[variant] : c.format
+  const as = variant === 'baseline' ? 'foyer' : variant
+  return typeof c.format === 'object' ? c.format[as] : c.format
 }
 
 function bodyCase (name, parser, contentType, payload, extra = {}) {

@@ -9,6 +9,7 @@
 //   BENCH_VARIANTS=...    comma list of variant names or substrings; the floor always runs
 //   BENCH_OUT=dir         where RESULTS.md and results.json go (default: bench/ for a complete run,
 //                         bench/results/tmp/ for a short or filtered one)
+//   BENCH_BASELINE=dir    add the variant `baseline`: foyer loaded from dir, a copy of an earlier dist/
 //   BENCH_CPU_PROF=dir    start the servers with --cpu-prof, profiles in dir
 // Smoke run: BENCH_DURATION=1 BENCH_ROUNDS=1 npm run bench
 import { spawn, spawnSync } from 'node:child_process'
@@ -51,7 +52,7 @@ function readConfig () {
   // Only a complete run may replace bench/RESULTS.md, the table the README quotes.
   config.kind = config.rounds < 3 || config.duration < 2
     ? 'smoke'
-    : casesFilter || variantsFilter ? 'partial' : 'full'
+    : casesFilter || variantsFilter || process.env.BENCH_BASELINE ? 'partial' : 'full'
   return config
 }
 

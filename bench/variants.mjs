@@ -3,7 +3,7 @@
 import { createWriteStream } from 'node:fs'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { createGunzip } from 'node:zlib'
 import { formatOf } from './cases.mjs'
 
@@ -11,8 +11,10 @@ const require = createRequire(import.meta.url)
 
 // foyer is loaded through its own published entry points (the built dist/), the way a user
 // switching from morgan / body-parser would load it.
-function loadFoyer (entry) {
+// The `baseline` variant loads the same entry from the build in BENCH_BASELINE.
+function loadFoyer (entry, variant = 'foyer') {
   try {
+    if (variant === 'baseline') return require(resolve(process.env.BENCH_BASELINE, 'entries', `${entry}.js`))
     return require(`foyer/${entry}`)
   } catch (err) {
     throw new Error(`cannot load foyer/${entry} (${err.message}); run \`npm run build\` first`)
@@ -83,7 +85,8 @@ function bodyVariant (c, variant, ctx) {
     case 'bare': return bareBody(c, ctx)
     case 'fastify': return fastifyBody(c, ctx)
     case 'body-parser': return withMiddleware(require('body-parser')[c.parser](c.options), ctx)
-    case 'foyer': return withMiddleware(loadFoyer('body')[c.parser](c.options), ctx)
+    case 'foyer':
+    case 'baseline': return withMiddleware(loadFoyer('body', variant)[c.parser](c.options), ctx)
   }
   throw new Error(`unknown body variant ${variant}`)
 }
@@ -95,7 +98,8 @@ function loggerVariant (c, variant, ctx) {
   const format = formatOf(c, variant)
   switch (variant) {
     case 'morgan': return withMiddleware(require('morgan')(format, { stream: createWriteStream(logFile) }), ctx)
-    case 'foyer': return withMiddleware(loadFoyer('logger')(format, { stream: createWriteStream(logFile) }), ctx)
+    case 'foyer':
+    case 'baseline': return withMiddleware(loadFoyer('logger', variant)(format, { stream: createWriteStream(logFile) }), ctx)
     case 'pino-http': {
       // pino-http has no format language: its default line, to a file destination.
       const pino = require('pino')

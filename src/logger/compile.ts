@@ -110,6 +110,62 @@ export function declareUses<F extends object> (fn: F, calls: readonly TokenCall[
   return fn
 }
 
+/**
+ * The registry's table of registered functions carries a count of the definitions made so far
+ * under this symbol, so a compiled format can keep the functions its calls resolved to and look
+ * them up again only after a token is (re)defined.
+ */
+export const VERSION: unique symbol = Symbol.for('foyer.logger.tokensVersion') as never
+
+// Registered token functions whose values never need escaping: built-in tokens whose text is
+// made here from numbers and constants (dates, timings, the pid, byte counts).
+const SAFE = new WeakSet<object>()
+
+/** Marks `fn` as a token whose values are always safe in a log line as they are. */
+export function markSafe (fn: object): void {
+  SAFE.add(fn)
+}
+
+/**
+ * The functions the token calls of one format resolve to in a registry table of registered
+ * functions, looked up once per table and definition count instead of once per line.
+ */
+export class ResolvedCalls {
+  private readonly calls: readonly TokenCall[]
+  private table: TokenLookup | undefined
+  private version: unknown
+  /** Per call: the function, or undefined when no token has that name. */
+  readonly fns: Array<((...args: unknown[]) => unknown) | undefined>
+  /** Per call: whether its values skip escaping. */
+  readonly safe: boolean[]
+
+  constructor (calls: readonly TokenCall[]) {
+    this.calls = calls
+    this.fns = calls.map(() => undefined)
+    this.safe = calls.map(() => false)
+  }
+
+  /** Brings `fns` and `safe` up to date for `raw`. */
+  update (raw: TokenLookup): void {
+    const version = (raw as { [VERSION]?: unknown })[VERSION]
+    // A registry made by a copy of this module that does not count definitions: look up always.
+    if (version !== undefined && raw === this.table && version === this.version) return
+    for (let i = 0; i < this.calls.length; i++) {
+      const fn = raw[(this.calls[i] as TokenCall).name]
+      this.fns[i] = typeof fn === 'function' ? fn as (...args: unknown[]) => unknown : undefined
+      this.safe[i] = typeof fn === 'function' && SAFE.has(fn)
+    }
+    this.table = raw
+    this.version = version
+  }
+}
+
+/** Calls the resolved function of `call`, or gives the call's text when there is none. */
+export function callResolved (fn: ((...args: unknown[]) => unknown) | undefined, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup): unknown {
+  if (fn === undefined) return call.source
+  return call.arg === undefined ? fn.call(self, req, res) : fn.call(self, req, res, call.arg)
+}
+
 /** The table to look tokens up in: a logger function stands for its own tokens. */
 export function tokenTable (tokens: TokenLookup): TokenLookup {
   return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
@@ -128,9 +184,12 @@ export function compileFormat (format: string): CompiledFormat {
   }
   const head = literals[0] as string
   const count = calls.length
+  const resolved = new ResolvedCalls(calls)
+  const { fns, safe } = resolved
   return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     const table = tokenTable(tokens)
     const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+    if (raw !== undefined) resolved.update(raw)
     let line = head
     for (let i = 0; i < count; i++) {
       let value: unknown
@@ -138,8 +197,8 @@ export function compileFormat (format: string): CompiledFormat {
         value = callToken(table, calls[i] as TokenCall, req, res)
       } else {
         // The same as calling the escaping wrapper in `table`.
-        value = callToken(raw, calls[i] as TokenCall, req, res, table)
-        if (typeof value === 'string') value = escapeLogField(value)
+        value = callResolved(fns[i], calls[i] as TokenCall, req, res, table)
+        if (typeof value === 'string' && !(safe[i] as boolean)) value = escapeLogField(value)
       }
       // morgan's `(value || "-")`: every falsy value (undefined, null, '', 0, false) prints as
       // `-`, anything else is concatenated as JavaScript would.

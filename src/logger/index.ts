@@ -1,7 +1,7 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { recordStartTime } from './clock.js'
-import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy } from './compile.js'
+import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
 import { compileJson } from './json.js'
@@ -163,6 +163,7 @@ const registry: Registry = existing ?? (holder[REGISTRY] = createRegistry())
 
 function createRegistry (): Registry {
   const rawTokens = Object.create(null) as Record<string, AnyToken>
+  Object.defineProperty(rawTokens, VERSION, { value: 0, writable: true })
   const tokens = Object.create(null) as TokenIndexer
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
   return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped: new WeakMap() }
@@ -217,6 +218,8 @@ function token<Req extends IncomingMessage = IncomingMessage, Res extends Server
   }
   registry.unwrapped.set(wrapped, raw)
   registry.rawTokens[name] = raw
+  const counted = registry.rawTokens as { [VERSION]?: number }
+  if (typeof counted[VERSION] === 'number') counted[VERSION]++
   registry.tokens[name] = wrapped as TokenFn
   mirror(name, wrapped)
   return logger

@@ -8,6 +8,13 @@
 //   of it. Writes, not formatting, are most of a logger's cost. Every chunk holds whole lines,
 //   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear
 //   or interleave lines.
+// - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
+//   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
+//   strings until the write. A line is a string built from a dozen pieces; kept for the ~10 ms
+//   of a batch, those pieces outlive V8's young-generation collections, which then copy them
+//   and grow the young generation to its maximum. Measured with the 'combined' format to a
+//   file (bench, 8 rounds side by side): 1.59 x the no-logger server with strings held, 1.20 x
+//   with bytes; 29 MB less RSS; scavenges 0.8 ms -> 0.19 ms each.
 // - Anything else (an object-mode stream, or a plain `{ write }` object such as the adapters
 //   people write for winston) gets one write per line, synchronously, as morgan does: such
 //   writers treat each call as one record.
@@ -27,6 +34,7 @@
 //   not handle end it without 'exit': lines of the last few milliseconds are lost, and no
 //   handler is installed here, since that would change how the process reacts to the signal.
 import { WriteStream, openSync, writeSync } from 'node:fs'
+import { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
@@ -124,6 +132,107 @@ function writeAllSync (fd: number, data: Buffer): void {
   }
 }
 
+// The byte buffer lines are encoded into: big enough for a batch under load, so one write
+// needs no copy; two alternate, one being written while the other fills.
+const SLAB_SIZE = BATCH_BYTES
+// No character takes more than three bytes in any encoding a string is written in (UTF-8 at
+// most, for a UTF-16 code unit).
+const MAX_BYTES_PER_CHAR = 3
+
+/**
+ * The lines of a batch for a byte stream, already encoded. Lines fill a buffer; a line that
+ * does not fit closes it and starts another. Taking the batch gives one Buffer: the buffer
+ * itself (a view of its used part) when one holds everything, else the buffers joined. A
+ * buffer handed to the stream is reused once the stream says it wrote it.
+ */
+class ByteBatch {
+  private readonly encoding: BufferEncoding
+  private slab: Buffer | undefined
+  private used = 0
+  private readonly full: Buffer[] = []
+  private spare: Buffer | undefined
+  /** Bytes held. */
+  size = 0
+
+  constructor (encoding: BufferEncoding) {
+    this.encoding = encoding
+  }
+
+  /** Encodes `line` at the end of the batch; returns its size in bytes. */
+  add (line: string): number {
+    let slab = this.slab
+    if (slab === undefined || this.used + line.length * MAX_BYTES_PER_CHAR > slab.length) {
+      if (slab !== undefined && this.used > 0) this.full.push(slab.subarray(0, this.used))
+      const wanted = line.length * MAX_BYTES_PER_CHAR
+      if (wanted > SLAB_SIZE) {
+        // A line longer than a buffer gets one of its own.
+        const own = Buffer.from(line, this.encoding)
+        this.full.push(own)
+        this.slab = undefined
+        this.used = 0
+        this.size += own.length
+        return own.length
+      }
+      slab = this.spare ?? Buffer.allocUnsafeSlow(SLAB_SIZE)
+      this.spare = undefined
+      this.slab = slab
+      this.used = 0
+    }
+    const bytes = slab.write(line, this.used, this.encoding)
+    this.used += bytes
+    this.size += bytes
+    return bytes
+  }
+
+  /** Everything held, as one Buffer; the batch is empty afterwards. */
+  take (): Buffer | undefined {
+    if (this.size === 0) return undefined
+    let data: Buffer
+    if (this.full.length === 0) {
+      data = (this.slab as Buffer).subarray(0, this.used)
+    } else {
+      if (this.slab !== undefined && this.used > 0) this.full.push(this.slab.subarray(0, this.used))
+      data = Buffer.concat(this.full, this.size)
+      this.full.length = 0
+    }
+    this.slab = undefined
+    this.used = 0
+    this.size = 0
+    return data
+  }
+
+  /** `data`, taken from this batch, has been written: its memory may hold the next lines. */
+  release (data: Buffer): void {
+    if (data.buffer.byteLength === SLAB_SIZE && data.byteOffset === 0 && this.spare === undefined) {
+      this.spare = Buffer.from(data.buffer, 0, SLAB_SIZE)
+    }
+  }
+
+  clear (): void {
+    this.full.length = 0
+    this.slab = undefined
+    this.used = 0
+    this.size = 0
+  }
+}
+
+/**
+ * Whether `stream` turns every chunk into bytes and keeps none after its write callback: then
+ * lines can be encoded as they come and the memory reused. Other Writables (a PassThrough, a
+ * Transform, a stream with `decodeStrings: false`) may keep or look at the chunks they get, and
+ * keep receiving strings.
+ */
+function takesBytes (stream: LogStream): boolean {
+  return stream instanceof WriteStream || stream instanceof Socket || stream === process.stdout || stream === process.stderr
+}
+
+/** The encoding strings written to `stream` get: its default encoding, utf8 unless set. */
+function encodingOf (stream: LogStream): BufferEncoding {
+  const state = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
+  const encoding = state?.defaultEncoding
+  return typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8'
+}
+
 function toBuffer (chunk: unknown, encoding: string): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
@@ -149,6 +258,10 @@ export class Sink implements Output, Flushable {
   readonly stream: LogStream
   /** A byte stream: queued lines are joined into one write. */
   private readonly batched: boolean
+  /** For streams that take bytes: the queued lines, encoded. Otherwise they wait in `queue`. */
+  private readonly bytes: ByteBatch | undefined
+  /** The buffer being written, to reuse once written. */
+  private writing: Buffer | undefined
   private readonly canWait: boolean
   private queue: unknown[] = []
   private owners: Owner[] = []
@@ -171,6 +284,7 @@ export class Sink implements Output, Flushable {
     this.stream = stream
     const events = stream as EventSource
     this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr)
+    this.bytes = this.batched && takesBytes(stream) ? new ByteBatch(encodingOf(stream)) : undefined
     this.canWait = typeof events.once === 'function'
     this.onDrain = () => { this.drained() }
     this.onWritten = (err) => { this.written(err) }
@@ -188,14 +302,18 @@ export class Sink implements Output, Flushable {
     const size = sizeOf(line)
     // The bound applies to what waits; a line arriving at an empty queue is always taken, so
     // nothing is dropped while the stream keeps up.
-    if (this.queue.length > 0 && this.queuedBytes + size > owner.maxPending) {
+    if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
       owner.dropped++
       this.unreported++
       return
     }
-    this.queue.push(line)
+    if (this.bytes !== undefined) {
+      this.queuedBytes += this.bytes.add(typeof line === 'string' ? line : String(line))
+    } else {
+      this.queue.push(line)
+      this.queuedBytes += size
+    }
     this.owners.push(owner)
-    this.queuedBytes += size
     hold(this)
     if (this.waiting || this.inFlight) return
     if (this.queuedBytes >= BATCH_BYTES) this.flush()
@@ -206,9 +324,18 @@ export class Sink implements Output, Flushable {
   flush (): void {
     this.scheduled = false
     if (this.waiting || this.inFlight || this.dead) return
-    const queue = this.queue
     const owners = this.owners
-    if (queue.length === 0) { shared.holding.delete(this); return }
+    if (owners.length === 0) { shared.holding.delete(this); return }
+    if (this.bytes !== undefined) {
+      const data = this.bytes.take() as Buffer
+      this.owners = []
+      this.queuedBytes = 0
+      this.writing = data
+      this.write(data, owners)
+      if (this.owners.length === 0) shared.holding.delete(this)
+      return
+    }
+    const queue = this.queue
     this.queue = []
     this.owners = []
     this.queuedBytes = 0
@@ -227,24 +354,24 @@ export class Sink implements Output, Flushable {
         }
       }
     }
-    if (this.queue.length === 0) shared.holding.delete(this)
+    if (this.owners.length === 0) shared.holding.delete(this)
   }
 
   flushSync (): void {
-    if (this.dead || this.queue.length === 0) return
+    if (this.dead || this.owners.length === 0) return
     const queue = this.queue
+    const data = this.bytes !== undefined ? this.bytes.take() as Buffer : this.batched ? Buffer.from(queue.join('')) : undefined
     this.queue = []
     this.owners = []
     this.queuedBytes = 0
     const stream = this.stream as LogStream & EventSource
-    if (this.batched) {
-      const data = queue.join('')
+    if (data !== undefined) {
       const fd = exitDescriptor(stream)
       if (fd !== undefined) {
         // What the stream still buffers was written before these lines: keep the order.
         const earlier = stream.writableBuffer ?? []
         for (const { chunk, encoding } of earlier) writeAllSync(fd, toBuffer(chunk, encoding))
-        writeAllSync(fd, Buffer.from(data))
+        writeAllSync(fd, data)
         return
       }
       stream.write(data)
@@ -271,6 +398,7 @@ export class Sink implements Output, Flushable {
     const stream = this.stream as LogStream & EventSource
     if (stream.destroyed === true) {
       // Writing to a destroyed stream fails without an 'error' event and never drains.
+      this.writing = undefined
       this.countDropped(owners)
       this.fail(new Error('the stream was destroyed'))
       return
@@ -287,6 +415,7 @@ export class Sink implements Output, Flushable {
     } catch (err) {
       // A `write` that throws loses these lines only; the stream may accept the next ones.
       this.inFlight = false
+      this.writing = undefined
       this.countDropped(owners)
       this.report(err)
       return
@@ -299,6 +428,9 @@ export class Sink implements Output, Flushable {
 
   private written (err: unknown): void {
     this.inFlight = false
+    const data = this.writing
+    this.writing = undefined
+    if (data !== undefined && (err === undefined || err === null)) this.bytes?.release(data)
     if (err !== undefined && err !== null) { this.fail(err); return }
     if (!this.waiting) this.caughtUp()
   }
@@ -315,7 +447,7 @@ export class Sink implements Output, Flushable {
       this.unreported = 0
       warn(`${n} log line${n === 1 ? ' was' : 's were'} dropped while the stream was not keeping up (more than maxPending bytes waiting)`, 'FOYER_LOG_LINES_DROPPED')
     }
-    if (this.queue.length === 0) return
+    if (this.owners.length === 0) return
     if (this.batched) this.schedule()
     else this.flush()
   }
@@ -327,6 +459,7 @@ export class Sink implements Output, Flushable {
 
   private dropQueued (): void {
     this.countDropped(this.owners)
+    this.bytes?.clear()
     this.queue = []
     this.owners = []
     this.queuedBytes = 0

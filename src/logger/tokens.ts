@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import auth from 'basic-auth'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
+import { markSafe } from './compile.js'
 import { bodyBytes } from './response.js'
 
 /** The fields morgan's users and Express put on a request, which tokens read. */
@@ -67,7 +68,11 @@ const builtins: Record<string, BuiltinToken> = {
   }
 }
 
+// Built-in tokens whose text is made here from numbers and constants: never anything to escape.
+const SAFE_BUILTINS = ['date', 'response-time', 'total-time', 'pid', 'res-bytes']
+
 /** Registers every built-in token through `token`. */
 export function registerTokens (token: (name: string, fn: BuiltinToken) => unknown): void {
+  for (const name of SAFE_BUILTINS) markSafe(builtins[name] as BuiltinToken)
   for (const name of Object.keys(builtins)) token(name, builtins[name] as BuiltinToken)
 }

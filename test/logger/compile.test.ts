@@ -50,6 +50,31 @@ describe('logger.compile(format)', () => {
     assert.equal(logger.compile('[:constant]')(logger as unknown as TokenIndexer, req, res), '[c]')
   })
 
+  it('sees a token defined, or defined again, after the format was compiled and used', () => {
+    const fn = logger.compile('[:compile-later] [:compile-redefined]')
+    const table = logger as unknown as TokenIndexer
+    logger.token('compile-redefined', () => 'first')
+    assert.equal(fn(table, req, res), '[:compile-later] [first]')
+    logger.token('compile-later', () => 'now')
+    logger.token('compile-redefined', () => 'second')
+    assert.equal(fn(table, req, res), '[now] [second]')
+  })
+
+  it('escapes a built-in token replaced by one whose value needs it', () => {
+    const fn = logger.compile(':date[clf]|:pid')
+    const table = logger as unknown as TokenIndexer
+    const builtin = { date: logger.date, pid: logger.pid }
+    try {
+      logger.token('date', () => 'a\nb')
+      logger.token('pid', () => '"x"')
+      assert.equal(fn(table, req, res), 'a\\nb|\\"x\\"')
+    } finally {
+      logger.token('date', builtin.date)
+      logger.token('pid', builtin.pid)
+    }
+    assert.match(fn(table, req, res), /^\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d \+0000\|\d+$/)
+  })
+
   it('prints - for a token that gives undefined, null, an empty string, 0 or false', () => {
     const values: Record<string, unknown> = { u: undefined, n: null, e: '', z: 0, f: false, t: true, one: 1 }
     const table = new Proxy({}, { get: (_t, name) => typeof name === 'string' ? () => values[name.slice(1)] : undefined }) as unknown as TokenIndexer

@@ -7,9 +7,11 @@ import type { ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { createServer as createTcpServer, connect } from 'node:net'
+import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
-import { answer, callRecorder, LineCollector, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
+import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -118,6 +120,112 @@ describe('batching', () => {
       first.end()
       second.end()
       rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+// File streams and sockets get lines encoded into a reused buffer as they arrive.
+describe('streams that take bytes', () => {
+  it('get every line intact and in order, whatever its length and characters, across many writes', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    // lengths from 0 to ~12,000 characters of one-, two-, three- and four-byte UTF-8, so lines
+    // straddle the end of the buffer in every way
+    const lineFor = (n: number): string => `${n} ` + 'aé€😀'.repeat((n * 397) % 3000)
+    const server = await serve([logger((_tokens, req) => lineFor(Number(req.url?.slice(1))), { stream: file }) as Middleware], answer())
+    const total = 600
+    try {
+      await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`))
+      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === total + 1, 5000)
+      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n')
+      const byNumber = lines.map((line) => Number(line.slice(0, line.indexOf(' ')))).sort((a, b) => a - b)
+      assert.deepEqual(byNumber, Array.from({ length: total }, (_, i) => i))
+      for (const line of lines) assert.equal(line, lineFor(Number(line.slice(0, line.indexOf(' ')))))
+    } finally {
+      await server.close()
+      file.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('get a line longer than the batch buffer in one piece', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    const long = '€'.repeat(200_000)
+    const server = await serve([logger((_tokens, req) => req.url + ' ' + long, { stream: file }) as Middleware], answer())
+    try {
+      await sendAll(server.port, ['/a', '/b', '/c'])
+      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === 4, 5000)
+      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n').sort()
+      assert.deepEqual(lines, ['/a ' + long, '/b ' + long, '/c ' + long])
+    } finally {
+      await server.close()
+      file.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('write in the encoding the file stream was opened with, as morgan does', async () => {
+    const dir = tempDir()
+    const files = { morgan: join(dir, 'morgan.log'), foyer: join(dir, 'foyer.log') }
+    const format = (_tokens: unknown, req: { url?: string }): string => 'café ' + String(req.url)
+    const morganStream = createWriteStream(files.morgan, { encoding: 'latin1' })
+    const foyerStream = createWriteStream(files.foyer, { encoding: 'latin1' })
+    const server = await serve([
+      morgan(format, { stream: morganStream }) as Middleware,
+      logger(format, { stream: foyerStream }) as Middleware
+    ], answer())
+    try {
+      await request(server.port, { path: '/x' })
+      await waitFor(() => readFileSync(files.foyer).length > 0 && readFileSync(files.morgan).length > 0)
+      assert.deepEqual(readFileSync(files.foyer), Buffer.from('café /x\n', 'latin1'))
+      assert.deepEqual(readFileSync(files.foyer), readFileSync(files.morgan))
+    } finally {
+      await server.close()
+      morganStream.end()
+      foyerStream.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a socket that stops reading: lines wait up to maxPending, the rest are dropped and counted, the lines that arrive are whole', async () => {
+    const watch = watchWarnings()
+    // a log collector that reads nothing until told to
+    let peer: Socket | undefined
+    const received: Buffer[] = []
+    const collector = createTcpServer((socket) => {
+      peer = socket
+      socket.pause()
+      socket.on('data', (chunk: Buffer) => received.push(chunk))
+    })
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve))
+    const { port } = collector.address() as { port: number }
+    const socket = connect(port, '127.0.0.1')
+    await new Promise<void>((resolve) => socket.once('connect', resolve))
+    const maxPending = 256 * 1024
+    const log = logger(':url :req[x-pad]', { stream: socket, maxPending })
+    const server = await serve([log as Middleware], answer())
+    const total = 2000
+    try {
+      const pad = 'p'.repeat(4000)
+      await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`), { 'x-pad': pad })
+      await settle()
+      assert.ok(log.dropped > 0, 'lines were dropped once the socket and the kernel buffers were full')
+      peer?.resume()
+      await waitFor(() => Buffer.concat(received).toString().split('\n').length - 1 + log.dropped === total, 10_000)
+      const lines = Buffer.concat(received).toString().slice(0, -1).split('\n')
+      for (const line of lines) assert.match(line, /^\/\d+ p{4000}$/)
+      assert.equal(new Set(lines).size, lines.length, 'no line twice')
+      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_LINES_DROPPED')
+      assert.equal(reports.length, 1)
+    } finally {
+      watch.stop()
+      peer?.resume()
+      await server.close()
+      socket.destroy()
+      collector.close()
     }
   })
 })
