@@ -27,10 +27,13 @@ type WriteHead = (this: ServerResponse, ...args: unknown[]) => unknown
 
 const PREVIOUS = Symbol('foyer.logger.writeHead')
 const PENDING = Symbol('foyer.logger.pending')
+const GIVEN = Symbol('foyer.logger.writeHeadHeaders')
 
 interface Hooked extends ServerResponse, StartMark {
   [PREVIOUS]?: WriteHead
   [PENDING]?: unknown[] | undefined
+  /** The headers object given to writeHead. */
+  [GIVEN]?: OutgoingHttpHeaders
 }
 
 function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
@@ -52,17 +55,38 @@ function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
 function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers?: unknown): unknown {
   const previous = this[PREVIOUS] as WriteHead
   // writeHead(status, [reason], [headers])
-  const hasReason = typeof reason === 'string'
-  const given = hasReason ? headers : reason
-  this.statusCode = statusCode as number
-  if (Array.isArray(given)) setHeadersFromArray(this, given)
-  else if (given !== null && typeof given === 'object') {
-    for (const name of Object.keys(given)) {
-      if (name) this.setHeader(name, (given as OutgoingHttpHeaders)[name] as OutgoingHttpHeader)
-    }
+  const given = typeof reason === 'string' ? headers : reason
+  if (Array.isArray(given)) {
+    // Rare: set them as on-headers does, so `:res[...]` reads what morgan reads.
+    this.statusCode = statusCode as number
+    setHeadersFromArray(this, given)
+    if (this._startAt === undefined) recordStartTime.call(this)
+    return typeof reason === 'string' ? previous.call(this, this.statusCode, reason) : previous.call(this, this.statusCode)
   }
+  // An object is left to node:http as it is: it merges it into headers already set (as
+  // on-headers would), or sends it as given. In the second case `:res[...]` finds it here.
+  // Setting each header first, as on-headers does, made node:http take its slower path:
+  // about 0.4 us per response.
+  if (given !== null && typeof given === 'object') this[GIVEN] = given as OutgoingHttpHeaders
   if (this._startAt === undefined) recordStartTime.call(this)
-  return hasReason ? previous.call(this, this.statusCode, reason) : previous.call(this, this.statusCode)
+  return previous.apply(this, arguments as unknown as unknown[])
+}
+
+/**
+ * The value of response header `name` (lower case) once the headers are written, as morgan
+ * reads it: what the response holds, or else the value given to writeHead (the last of the
+ * names that differ only in case).
+ */
+export function responseHeader (res: ServerResponse, name: string): number | string | string[] | undefined {
+  const value = res.getHeader(name)
+  if (value !== undefined) return value
+  const given = (res as Hooked)[GIVEN]
+  if (given === undefined) return undefined
+  let found: OutgoingHttpHeader | undefined
+  for (const key of Object.keys(given)) {
+    if (key.length === name.length && key.toLowerCase() === name) found = given[key]
+  }
+  return found
 }
 
 /** Records the response start (`res._startAt`) when its headers are written. */

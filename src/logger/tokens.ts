@@ -5,7 +5,7 @@ import auth from 'basic-auth'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
 import { markSafe } from './compile.js'
-import { bodyBytes } from './response.js'
+import { bodyBytes, responseHeader } from './response.js'
 
 /** The fields morgan's users and Express put on a request, which tokens read. */
 export interface LoggedRequest extends IncomingMessage, StartMark {
@@ -60,7 +60,7 @@ const builtins: Record<string, BuiltinToken> = {
   'user-agent': (req) => req.headers['user-agent'],
   // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
   req: (req, _res, field) => field === undefined ? undefined : joinHeader(req.headers[field.toLowerCase()]),
-  res: (_req, res, field) => field === undefined || !headersSent(res) ? undefined : joinHeader(res.getHeader(field)),
+  res: (_req, res, field) => field === undefined || !headersSent(res) ? undefined : joinHeader(responseHeader(res, field.toLowerCase())),
   // Not in morgan. Counted only for loggers whose format reads it (see hookBodyBytes).
   'res-bytes': (_req, res) => {
     const bytes = bodyBytes(res)

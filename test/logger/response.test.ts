@@ -29,7 +29,33 @@ describe('headers given to writeHead', () => {
       assert.equal(ours, theirs)
       assert.match(ours, /^200 2 a(, b)? (-|kept)$/)
     })
+
+    it(`are seen by :res[...] when given as ${name}, each logger alone on its server`, async () => {
+      const handler = (_req: IncomingMessage, res: ServerResponse): void => { writeHead(res); res.end('ok') }
+      const format = ':status :res[content-length] :res[x-a] :res[x-b] :res[x-none]'
+      const recorder = callRecorder()
+      const collector = new LineCollector()
+      for (const log of [morgan(format, { stream: recorder }), logger(format, { stream: collector })]) {
+        const server = await serve([log as Middleware], handler)
+        try { await get(server.port) } finally { await server.close() }
+      }
+      const [ours] = await collector.waitForLines(1)
+      assert.equal(ours, recorder.calls.join('').slice(0, -1))
+      assert.match(ours ?? '', /^200 2 a(, b)? (-|kept) -$/)
+    })
   }
+
+  it('are seen by :res[...] under the last of names that differ only in case, as with morgan', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.writeHead(200, { 'x-a': '1', 'X-A': '2', 'Content-Length': 2 }); res.end('ok') }
+    const recorder = callRecorder()
+    const collector = new LineCollector()
+    for (const log of [morgan(':res[x-a]', { stream: recorder }), logger(':res[X-A]', { stream: collector })]) {
+      const server = await serve([log as Middleware], handler)
+      try { await get(server.port) } finally { await server.close() }
+    }
+    assert.deepEqual(await collector.waitForLines(1), ['2'])
+    assert.deepEqual(recorder.calls, ['2\n'])
+  })
 
   it('reach the client unchanged, reason phrase included', async () => {
     const log = logger(':status', { stream: new LineCollector() }) as Middleware
