@@ -276,7 +276,8 @@ function writeLine (instance: Instance, req: LoggedRequest, res: LoggedResponse)
   if (instance.skip !== false && Boolean(instance.skip(req, res))) return
   const line = instance.formatLine(registry.tokens, req, res)
   if (line === undefined || line === null) return
-  instance.output.push(instance.objectMode && typeof line === 'object' ? line : (line as string) + '\n', instance.owner)
+  if (instance.objectMode && typeof line === 'object') instance.output.push(line, instance.owner)
+  else instance.output.push(line, instance.owner, true)
 }
 
 // Shared by every request: the response carries its request, the logger is passed along.

@@ -53,7 +53,8 @@ export interface Owner {
 
 /** Where a logger's lines go: a sink, or the legacy interval buffer in front of one. */
 export interface Output {
-  push: (line: unknown, owner: Owner) => void
+  /** Queues `line`; with `endLine`, a text line that still needs its newline. */
+  push: (line: unknown, owner: Owner, endLine?: boolean) => void
 }
 
 interface Flushable {
@@ -86,7 +87,7 @@ const shared: Shared = ((globalThis as { [SHARED]?: Shared })[SHARED] ??= { sink
 const OBJECT_SIZE = 1024
 // A byte stream gets at most one write per BATCH_INTERVAL ms, or sooner once BATCH_BYTES wait.
 const BATCH_INTERVAL = 10
-const BATCH_BYTES = 64 * 1024
+const BATCH_BYTES = 256 * 1024
 
 function warn (message: string, code: string): void {
   process.emitWarning(`foyer/logger: ${message}`, { type: 'FoyerWarning', code })
@@ -115,6 +116,11 @@ function sizeOf (line: unknown): number {
   return typeof line === 'string' ? line.length : OBJECT_SIZE
 }
 
+/** A line as text, converted as `line + ''` would (what morgan's `line + '\\n'` did). */
+function asText (line: unknown): string {
+  return typeof line === 'string' ? line : (line as string) + ''
+}
+
 function flushSoon (sink: Sink): void {
   sink.flush()
 }
@@ -133,9 +139,10 @@ function writeAllSync (fd: number, data: Buffer): void {
   }
 }
 
-// The byte buffer lines are encoded into: big enough for a batch under load, so one write
-// needs no copy; two alternate, one being written while the other fills.
-const SLAB_SIZE = BATCH_BYTES
+// The byte buffer lines are encoded into: a batch and then some, so one write needs no copy
+// (a line that does not fit whole starts a new buffer); two alternate, one being written while
+// the other fills.
+const SLAB_SIZE = BATCH_BYTES + 64 * 1024
 // No character takes more than three bytes in any encoding a string is written in (UTF-8 at
 // most, for a UTF-16 code unit).
 const MAX_BYTES_PER_CHAR = 3
@@ -148,6 +155,8 @@ const MAX_BYTES_PER_CHAR = 3
  */
 class ByteBatch {
   private readonly encoding: BufferEncoding
+  /** The encoding writes a newline as the one byte 0x0a. */
+  private readonly newlineByte: boolean
   private slab: Buffer | undefined
   private used = 0
   private readonly full: Buffer[] = []
@@ -157,17 +166,23 @@ class ByteBatch {
 
   constructor (encoding: BufferEncoding) {
     this.encoding = encoding
+    this.newlineByte = encoding === 'utf8' || encoding === 'utf-8' || encoding === 'latin1' || encoding === 'binary' || encoding === 'ascii'
   }
 
-  /** Encodes `line` at the end of the batch; returns its size in bytes. */
-  add (line: string): number {
+  /**
+   * Encodes `line`, followed by a newline when `endLine` is set, at the end of the batch;
+   * returns its size in bytes.
+   */
+  add (line: string, endLine: boolean): number {
+    if (endLine && !this.newlineByte) return this.add(line + '\n', false)
+    const newline = endLine ? 1 : 0
+    const wanted = line.length * MAX_BYTES_PER_CHAR + newline
     let slab = this.slab
-    if (slab === undefined || this.used + line.length * MAX_BYTES_PER_CHAR > slab.length) {
+    if (slab === undefined || this.used + wanted > slab.length) {
       if (slab !== undefined && this.used > 0) this.full.push(slab.subarray(0, this.used))
-      const wanted = line.length * MAX_BYTES_PER_CHAR
       if (wanted > SLAB_SIZE) {
         // A line longer than a buffer gets one of its own.
-        const own = Buffer.from(line, this.encoding)
+        const own = Buffer.from(endLine ? line + '\n' : line, this.encoding)
         this.full.push(own)
         this.slab = undefined
         this.used = 0
@@ -179,7 +194,8 @@ class ByteBatch {
       this.slab = slab
       this.used = 0
     }
-    const bytes = slab.write(line, this.used, this.encoding)
+    let bytes = slab.write(line, this.used, this.encoding)
+    if (endLine) slab[this.used + bytes++] = 0x0a
     this.used += bytes
     this.size += bytes
     return bytes
@@ -297,10 +313,11 @@ export class Sink implements Output, Flushable {
     }
   }
 
-  push (line: unknown, owner: Owner): void {
+  push (item: unknown, owner: Owner, endLine = false): void {
+    const line = endLine ? asText(item) : item
     if (this.dead) { owner.dropped++; return }
-    if (!this.batched && !this.waiting) { this.write(line, owner); return }
-    const size = sizeOf(line)
+    if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner); return }
+    const size = sizeOf(line) + (endLine ? 1 : 0)
     // The bound applies to what waits; a line arriving at an empty queue is always taken, so
     // nothing is dropped while the stream keeps up.
     if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
@@ -309,9 +326,9 @@ export class Sink implements Output, Flushable {
       return
     }
     if (this.bytes !== undefined) {
-      this.queuedBytes += this.bytes.add(typeof line === 'string' ? line : String(line))
+      this.queuedBytes += this.bytes.add(line as string, endLine)
     } else {
-      this.queue.push(line)
+      this.queue.push(endLine ? (line as string) + '\n' : line)
       this.queuedBytes += size
     }
     this.owners.push(owner)
@@ -514,9 +531,9 @@ export class IntervalBuffer implements Output, Flushable {
     this.interval = interval
   }
 
-  push (line: unknown, owner: Owner): void {
+  push (line: unknown, owner: Owner, endLine = false): void {
     this.owner = owner
-    this.lines.push(line)
+    this.lines.push(endLine ? asText(line) + '\n' : line)
     if (this.timer === undefined) {
       this.timer = setTimeout(flushInterval, this.interval, this)
       this.timer.unref()
