@@ -44,27 +44,27 @@ export function isFetchRequest (req: unknown): req is FetchRequest {
 }
 
 /**
- * The options as the pipeline will use them for this Request: a `type` function and `verify` are
- * called with the Request (and no response), not with the stream the pipeline reads.
+ * The settings as the pipeline will use them for this Request: a `type` function and `verify`
+ * (as given in `options`, from which `settings` were resolved) are called with the Request and
+ * no response, not with the stream the pipeline reads.
  */
-export function optionsForFetch<O extends BodyOptions<never, never, never>> (options: O | undefined,
-  request: FetchRequest): O | undefined {
-  if (options === undefined || options === null) return options
+export function settingsForFetch<O extends BodyOptions<never, never, never>> (settings: ReadOptions, options: O | undefined,
+  request: FetchRequest): ReadOptions {
+  if (options === undefined || options === null) return settings
   const { type, verify } = options as { type?: unknown, verify?: unknown }
-  // anything else is left for option validation to refuse, with its own message
   const typeFn = typeof type === 'function' ? type as (req: FetchRequest) => unknown : undefined
   const verifyFn = typeof verify === 'function'
     ? verify as (req: FetchRequest, res: undefined, buf: Buffer, encoding: string | null) => void
     : undefined
-  if (typeFn === undefined && verifyFn === undefined) return options
-  const adapted: Record<string, unknown> = { ...(options as Record<string, unknown>) }
-  if (typeFn !== undefined) adapted['type'] = () => typeFn(request)
+  if (typeFn === undefined && verifyFn === undefined) return settings
+  const adapted: ReadOptions = { ...settings }
+  if (typeFn !== undefined) adapted.matches = () => typeFn(request)
   if (verifyFn !== undefined) {
-    adapted['verify'] = (_source: unknown, _res: unknown, buf: Buffer, encoding: string | null) => {
+    adapted.verify = (_source: unknown, _res: unknown, buf: Buffer, encoding: string | null) => {
       verifyFn(request, undefined, buf, encoding)
     }
   }
-  return adapted as O
+  return adapted
 }
 
 interface Settle {
@@ -74,7 +74,7 @@ interface Settle {
 
 /**
  * Reads a Fetch Request's body with resolved options: undefined when it has no body or another
- * type, and the pipeline's errors otherwise. The options must come from `optionsForFetch`.
+ * type, and the pipeline's errors otherwise. The options must come from `settingsForFetch`.
  */
 export async function readFetchBody (request: FetchRequest, options: ReadOptions): Promise<unknown> {
   const body = request.body

@@ -198,6 +198,20 @@ describe('verify', () => {
   })
 })
 
+describe('options used for many requests', () => {
+  it('show each call its own request, in type and verify', async () => {
+    const seen: string[] = []
+    const options = {
+      type: (req: FetchRequest) => { seen.push(`type ${String(req.headers.get('x-n'))}`); return true },
+      verify: (req: FetchRequest) => { seen.push(`verify ${String(req.headers.get('x-n'))}`) }
+    }
+    for (const n of ['1', '2', '3']) {
+      assert.deepEqual(await readJson(post({ 'content-type': 'application/x-anything', 'x-n': n }, `[${n}]`), options), [Number(n)])
+    }
+    assert.deepEqual(seen, ['type 1', 'verify 1', 'type 2', 'verify 2', 'type 3', 'verify 3'])
+  })
+})
+
 describe('type', () => {
   it('a type function receives the request', async () => {
     const request = post({ 'content-type': 'application/x-anything' }, '[1]')

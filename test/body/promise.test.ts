@@ -22,6 +22,11 @@ const TEXT_HEADERS = { 'content-type': 'text/plain' }
 const RAW_HEADERS = { 'content-type': 'application/octet-stream' }
 const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' }
 
+/** A node:http request with a body, whose bytes never come: enough for option checks. */
+function emptyRequest (): IncomingMessage {
+  return { headers: { 'content-type': 'application/json', 'content-length': '2' }, on () {}, complete: false, readable: true } as unknown as IncomingMessage
+}
+
 const delay = async (ms: number): Promise<void> => { await new Promise((resolve) => setTimeout(resolve, ms)) }
 
 /** A middleware that puts what a reader settles with where the middleware would. */
@@ -257,6 +262,47 @@ describe('options', () => {
       try { json({ limit: 'lots' }) } catch (err) { expected = `${(err as Error).name}: ${(err as Error).message}` }
       assert.equal(reply.body, expected)
       assert.match(reply.body, /^TypeError: option limit/)
+    } finally {
+      await close()
+    }
+  })
+
+  it('are read at each call: an options object changed between two calls is honoured', async () => {
+    const options: { limit: number | string, type?: string } = { limit: 4 }
+    const results: string[] = []
+    const { port, close } = await startServer((req, res) => {
+      readText(req, options).then((body) => { res.end(String(body)) }, (err: { status: number, type: string }) => { res.end(`${err.status} ${err.type}`) })
+    })
+    try {
+      const send = async (): Promise<void> => { results.push((await request(port, { headers: TEXT_HEADERS, body: 'hello' })).body) }
+      await send()
+      options.limit = '1kb'
+      await send()
+      options.type = 'text/csv'
+      await send()
+      delete options.type
+      options.limit = 4
+      await send()
+      assert.deepEqual(results, ['413 entity.too.large', 'hello', 'undefined', '413 entity.too.large'])
+    } finally {
+      await close()
+    }
+  })
+
+  it('a bad option rejects on every call, not only the first', async () => {
+    const options = { limit: 'lots' }
+    for (let i = 0; i < 3; i++) await assert.rejects(readJson(emptyRequest(), options), /option limit "lots" is invalid/)
+  })
+
+  it('a verify made for each call is the one called', async () => {
+    const calls: string[] = []
+    const { port, close } = await startServer((req, res) => {
+      const n = String(req.headers['x-n'])
+      readText(req, { limit: '1kb', verify () { calls.push(n) } }).then(() => { res.end() }, () => { res.end() })
+    })
+    try {
+      for (const n of ['1', '2', '3']) await request(port, { headers: { ...TEXT_HEADERS, 'x-n': n }, body: 'x' })
+      assert.deepEqual(calls, ['1', '2', '3'])
     } finally {
       await close()
     }
