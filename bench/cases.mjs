@@ -7,8 +7,16 @@ import { gzipSync } from 'node:zlib'
 export const FLOOR = { body: 'bare', logger: 'none' }
 
 // BENCH_BASELINE=dir adds the variant `baseline`: foyer loaded from another build (a copy of an
-// earlier dist/), to compare a change with what it replaces side by side.
-const BASELINE = process.env.BENCH_BASELINE ? ['baseline'] : []
+// earlier dist/), to compare a change with what it replaces side by side. Several directories,
+// comma-separated, add `baseline`, `baseline-2`, ... in that order.
+export const BASELINE_DIRS = (process.env.BENCH_BASELINE ?? '').split(',').map(dir => dir.trim()).filter(Boolean)
+const BASELINE = BASELINE_DIRS.map((_, i) => i === 0 ? 'baseline' : `baseline-${i + 1}`)
+
+/** The build directory of a baseline variant, or undefined for any other variant. */
+export function baselineDir (variant) {
+  const i = BASELINE.indexOf(variant)
+  return i === -1 ? undefined : BASELINE_DIRS[i]
+}
 
 /** Every variant of a group, in the order the report shows them. */
 export const GROUP_VARIANTS = {
@@ -170,7 +178,7 @@ export function requestOf (c) {
 
 /** The format a logger variant uses: one for all, or one per variant (`{ morgan, foyer }`). */
 export function formatOf (c, variant) {
-  const as = variant === 'baseline' ? 'foyer' : variant
+  const as = baselineDir(variant) === undefined ? variant : 'foyer'
   return typeof c.format === 'object' ? c.format[as] : c.format
 }
 

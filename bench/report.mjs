@@ -35,9 +35,9 @@ export function summarizeCase (caseResult) {
       ratios,
       rss: median(runs.map(r => r.rss)),
       heapUsed: median(runs.map(r => r.heapUsed)),
-      // what the server holds after a full GC, last round against the first: a leak grows with
-      // the requests served, so it shows up here
-      heapGrowth: runs.length > 1 ? runs.at(-1).heapUsed - runs[0].heapUsed : NaN,
+      // what the server holds after a full GC at the end of its window against the start of
+      // it: a leak grows with the requests served, so it shows up here
+      heapGrowth: median(runs.map(r => r.heapGrowth)),
       maxRss: Math.max(...runs.map(r => r.maxRss))
     }
   }
@@ -95,7 +95,7 @@ export function markdown (results) {
     'CPU µs/req is the server process\'s own CPU time (user + system) over the measured window divided by the ' +
     'requests it answered; × columns are that ratio against each variant, taken per round, median over the rounds. ' +
     'req/s is autocannon\'s throughput (the load generator has one CPU, so this is less steady). ' +
-    'Memory is measured after a full GC at the end of each window (median); heap Δ is the last round against the first.', '')
+    'Every window is served by a fresh server process. Memory is measured after a full GC at the end of each window (median); heap Δ is the heap after a full GC at the end of the window against the same at its start (median).', '')
   for (const group of ['body', 'logger']) {
     const caseResults = results.cases.filter(c => c.group === group)
     if (caseResults.length === 0) continue

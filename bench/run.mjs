@@ -10,6 +10,7 @@
 //   BENCH_OUT=dir         where RESULTS.md and results.json go (default: bench/ for a complete run,
 //                         bench/results/tmp/ for a short or filtered one)
 //   BENCH_BASELINE=dir    add the variant `baseline`: foyer loaded from dir, a copy of an earlier dist/
+//                         (dir1,dir2,...: baseline, baseline-2, ...)
 //   BENCH_CPU_PROF=dir    start the servers with --cpu-prof, profiles in dir
 // Smoke run: BENCH_DURATION=1 BENCH_ROUNDS=1 npm run bench
 import { spawn, spawnSync } from 'node:child_process'
@@ -203,9 +204,18 @@ function loud (message) {
   console.error(`\n${bar}\n${message}\n${bar}\n`)
 }
 
-async function measure (config, load, c, variant, server, round) {
-  // the first window of a fresh process also pays for compiling the hot paths: warm it longer
-  const warm = await load.run(c, server.port, round === 0 ? 2 * config.warmup : config.warmup)
+// Log files written in a window leave the page cache dirty; the kernel writes it back a few
+// seconds later, in the middle of the next variant's window, which then measured up to a third
+// dearer (seen as: whichever variant ran right after the floor looked cheapest). Every window
+// starts with nothing left to write back.
+function settleDisk () {
+  spawnSync('sync', { stdio: 'ignore' })
+}
+
+async function measure (config, load, c, variant, server) {
+  settleDisk()
+  // a fresh process also pays for compiling the hot paths: the warm-up is twice BENCH_WARMUP
+  const warm = await load.run(c, server.port, 2 * config.warmup)
   const warmProblem = loadProblem(warm)
   if (warmProblem) return { problem: `during warm-up: ${warmProblem}` }
   await server.ask({ type: 'start' }, m => m.type === 'started')
@@ -228,6 +238,7 @@ async function measure (config, load, c, variant, server, round) {
       latencyP99: result.latencyP99,
       rss: window.rss,
       heapUsed: window.heapUsed,
+      heapGrowth: window.heapGrowth,
       maxRss: window.maxRss
     }
   }
@@ -245,26 +256,29 @@ async function runCase (config, load, c, tmpRoot) {
     servers.delete(variant)
     return server?.stop()
   }
+  // Every window gets a fresh server process. A process kept for all rounds carried its own
+  // persistent speed: with the same build loaded as three variants, the one started first
+  // measured about 20 us/request and the next one 25-32 in every round. A fresh process per
+  // round spreads whatever makes one process faster than another over all variants.
   try {
-    for (const variant of c.variants) {
-      try {
-        const server = await startServer(config, c, variant, tmpDir)
-        servers.set(variant, server)
-        const problem = await checkVariant(c, server)
-        if (problem) await markBroken(variant, problem)
-      } catch (err) {
-        await markBroken(variant, `cannot start: ${err.message}`)
-      }
-    }
     for (let round = 0; round < config.rounds; round++) {
-      // rotate the order, so no variant always runs first (or right after the same neighbour)
-      const order = c.variants.map((_, i) => c.variants[(i + round) % c.variants.length])
+      // rotate the order so no variant always runs first, and reverse it every other round so
+      // no variant always runs right after the same neighbour
+      const rotated = c.variants.map((_, i) => c.variants[(i + round) % c.variants.length])
+      const order = round % 2 === 1 ? rotated.reverse() : rotated
       const runs = {}
       for (const variant of order) {
-        const server = servers.get(variant)
-        if (!server) continue
+        if (caseResult.broken[variant]) continue
+        let server
         try {
-          const { run, problem } = await measure(config, load, c, variant, server, round)
+          server = await startServer(config, c, variant, tmpDir)
+          servers.set(variant, server)
+          const checked = await checkVariant(c, server)
+          if (checked) {
+            await markBroken(variant, checked)
+            continue
+          }
+          const { run, problem } = await measure(config, load, c, variant, server)
           if (problem) {
             await markBroken(variant, `round ${round + 1}: ${problem}`)
             continue
@@ -275,7 +289,12 @@ async function runCase (config, load, c, tmpRoot) {
             `${String(run.preempted).padStart(5)} preempted`)
         } catch (err) {
           if (err instanceof LoadGeneratorError) throw err
-          await markBroken(variant, `round ${round + 1}: ${err.message}`)
+          await markBroken(variant, server ? `round ${round + 1}: ${err.message}` : `cannot start: ${err.message}`)
+        } finally {
+          if (servers.get(variant) === server && server) {
+            servers.delete(variant)
+            await server.stop()
+          }
         }
       }
       caseResult.rounds.push({ round: round + 1, order, runs })

@@ -72,6 +72,7 @@ const ctx = {
 
 function cleanUp () {
   if (ownTmpDir) rmSync(tmpDir, { recursive: true, force: true })
+  else if (ctx.logFile) rmSync(ctx.logFile, { force: true })
 }
 
 // A logger variant passes its check when the line of the check request reaches its file.
@@ -88,6 +89,7 @@ async function checkLog (marker) {
 }
 
 let startCpu = null
+let startHeap = 0
 let startSwitches = 0
 
 function onMessage (message) {
@@ -96,6 +98,10 @@ function onMessage (message) {
       answered = 0
       failed = 0
       lastError = null
+      // what the server holds before the window, after a full collection: the window's growth is
+      // measured against it
+      global.gc?.()
+      startHeap = process.memoryUsage().heapUsed
       startSwitches = process.resourceUsage().involuntaryContextSwitches
       startCpu = process.cpuUsage()
       send({ type: 'started' })
@@ -108,7 +114,7 @@ function onMessage (message) {
       // Memory after a full collection: what the server still holds, not garbage not yet swept.
       global.gc?.()
       const mem = process.memoryUsage()
-      send({ type: 'stopped', ...window, rss: mem.rss, heapUsed: mem.heapUsed, maxRss: process.resourceUsage().maxRSS * 1024 })
+      send({ type: 'stopped', ...window, rss: mem.rss, heapUsed: mem.heapUsed, heapGrowth: mem.heapUsed - startHeap, maxRss: process.resourceUsage().maxRSS * 1024 })
       break
     }
     case 'logcheck':

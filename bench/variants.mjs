@@ -5,16 +5,17 @@ import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import { join, resolve } from 'node:path'
 import { createGunzip } from 'node:zlib'
-import { formatOf } from './cases.mjs'
+import { baselineDir, formatOf } from './cases.mjs'
 
 const require = createRequire(import.meta.url)
 
 // foyer is loaded through its own published entry points (the built dist/), the way a user
 // switching from morgan / body-parser would load it.
-// The `baseline` variant loads the same entry from the build in BENCH_BASELINE.
+// A `baseline` variant loads the same entry from its build in BENCH_BASELINE.
 function loadFoyer (entry, variant = 'foyer') {
   try {
-    if (variant === 'baseline') return require(resolve(process.env.BENCH_BASELINE, 'entries', `${entry}.js`))
+    const dir = baselineDir(variant)
+    if (dir !== undefined) return require(resolve(dir, 'entries', `${entry}.js`))
     return require(`foyer/${entry}`)
   } catch (err) {
     throw new Error(`cannot load foyer/${entry} (${err.message}); run \`npm run build\` first`)
@@ -81,12 +82,12 @@ function fastifyBody (c, ctx) {
 }
 
 function bodyVariant (c, variant, ctx) {
+  if (baselineDir(variant) !== undefined) return withMiddleware(loadFoyer('body', variant)[c.parser](c.options), ctx)
   switch (variant) {
     case 'bare': return bareBody(c, ctx)
     case 'fastify': return fastifyBody(c, ctx)
     case 'body-parser': return withMiddleware(require('body-parser')[c.parser](c.options), ctx)
-    case 'foyer':
-    case 'baseline': return withMiddleware(loadFoyer('body', variant)[c.parser](c.options), ctx)
+    case 'foyer': return withMiddleware(loadFoyer('body', variant)[c.parser](c.options), ctx)
   }
   throw new Error(`unknown body variant ${variant}`)
 }
@@ -96,10 +97,10 @@ function loggerVariant (c, variant, ctx) {
   const logFile = join(ctx.tmpDir, `${c.name}-${variant}-${process.pid}.log`)
   ctx.logFile = logFile
   const format = formatOf(c, variant)
+  if (baselineDir(variant) !== undefined) return withMiddleware(loadFoyer('logger', variant)(format, { stream: createWriteStream(logFile) }), ctx)
   switch (variant) {
     case 'morgan': return withMiddleware(require('morgan')(format, { stream: createWriteStream(logFile) }), ctx)
-    case 'foyer':
-    case 'baseline': return withMiddleware(loadFoyer('logger', variant)(format, { stream: createWriteStream(logFile) }), ctx)
+    case 'foyer': return withMiddleware(loadFoyer('logger', variant)(format, { stream: createWriteStream(logFile) }), ctx)
     case 'pino-http': {
       // pino-http has no format language: its default line, to a file destination.
       const pino = require('pino')
