@@ -82,7 +82,7 @@ export function machineLine (results) {
   const { machine: m, config: c } = results
   return `${m.cpu}, ${m.cores} cores, Node.js ${m.node}, ${m.platform}; ${m.date}; ` +
     `load average ${m.loadAverageAtStart.toFixed(2)} at the start, ${m.loadAverageAtEnd.toFixed(2)} at the end; ` +
-    `${c.rounds} rounds of ${c.warmup} s warm-up + ${c.duration} s measured per variant, ${c.connections} connections; ` +
+    `${c.rounds} rounds of a fresh server process, ${2 * c.warmup} s warm-up + ${c.duration} s measured per variant, ${c.connections} connections; ` +
     (c.pinned ? 'server pinned to CPU 0, autocannon to CPU 1.' : 'no CPU pinning (taskset or a second CPU missing).')
 }
 

@@ -3,7 +3,7 @@
 // Knobs (environment variables):
 //   BENCH_ROUNDS=7        rounds; each round runs every variant of a case once, in rotating order
 //   BENCH_DURATION=2      measured seconds per variant and round
-//   BENCH_WARMUP=1        warm-up seconds before each measured window (doubled in the first round)
+//   BENCH_WARMUP=1        warm-up: twice this many seconds before each measured window
 //   BENCH_CONNECTIONS=10  autocannon connections
 //   BENCH_CASES=...       comma list: case names, substrings of them ('json'), or a group ('body', 'logger')
 //   BENCH_VARIANTS=...    comma list of variant names or substrings; the floor always runs

@@ -65,8 +65,9 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
   }
   // An object is left to node:http as it is: it merges it into headers already set (as
   // on-headers would), or sends it as given. In the second case `:res[...]` finds it here.
-  // Setting each header first, as on-headers does, made node:http take its slower path:
-  // about 0.4 us per response.
+  // Setting each header first, as on-headers does, made node:http take its slower path (every
+  // header stored and validated one by one): about 0.5 us per response in an in-process A/B
+  // over real request and response objects (best of 15 rounds, 4.8 against 5.5 us per request).
   if (given !== null && typeof given === 'object') this[GIVEN] = given as OutgoingHttpHeaders
   if (this._startAt === undefined) recordStartTime.call(this)
   return previous.apply(this, arguments as unknown as unknown[])
