@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callToken, declareUses, parseFormat, RAW_TOKENS, tokenTable } from './compile.js'
+import { callResolved, callToken, declareUses, parseFormat, RAW_TOKENS, ResolvedCalls, tokenTable } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 
 /**
@@ -59,8 +59,11 @@ function isNumeric (call: TokenCall): boolean {
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
 }
 
-/** The JSON text of one token value; undefined leaves the key out. */
-function jsonValue (value: unknown, numeric: boolean): string | undefined {
+/**
+ * The JSON text of one token value; undefined leaves the key out. `safe`: a built-in token whose
+ * text never needs escaping.
+ */
+function jsonValue (value: unknown, numeric: boolean, safe = false): string | undefined {
   // A token with no value prints `-` in a text line; a structured line leaves the key out.
   if (value === undefined || value === null || value === '' || value === '-') return undefined
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
@@ -72,7 +75,7 @@ function jsonValue (value: unknown, numeric: boolean): string | undefined {
     const n = Number(text)
     if (Number.isFinite(n) && text.trim() !== '') return String(n)
   }
-  return jsonString(text)
+  return safe ? '"' + text + '"' : jsonString(text)
 }
 
 function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
@@ -103,15 +106,28 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     fields.push({ key, nextKey: ',' + key, call: single, parts, numeric: single !== undefined && isNumeric(single) })
   }
   const count = fields.length
+  // the single-token values, resolved once per definition of their tokens (see compileFormat)
+  const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
+  const resolved = new ResolvedCalls(singles)
+  const { fns, safe } = resolved
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     const table = tokenTable(tokens)
-    const lookup = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS] ?? table
+    const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+    const lookup = raw ?? table
+    if (raw !== undefined) resolved.update(raw)
     let line = '{'
+    let single = 0
     for (let i = 0; i < count; i++) {
       const field = fields[i] as Field
-      const value = field.call !== undefined
-        ? jsonValue(callToken(lookup, field.call, req, res, table), field.numeric)
-        : jsonString(joinedValue(field.parts, lookup, table, req, res))
+      let value: string | undefined
+      if (field.call === undefined) {
+        value = jsonString(joinedValue(field.parts, lookup, table, req, res))
+      } else {
+        const n = single++
+        value = raw !== undefined
+          ? jsonValue(callResolved(fns[n], field.call, req, res, table), field.numeric, safe[n])
+          : jsonValue(callToken(lookup, field.call, req, res, table), field.numeric)
+      }
       if (value === undefined) continue
       line += line.length > 1 ? field.nextKey : field.key
       line += value

@@ -63,7 +63,7 @@ describe('logger.compile(format)', () => {
   it('escapes a built-in token replaced by one whose value needs it', () => {
     const fn = logger.compile(':date[clf]|:pid')
     const table = logger as unknown as TokenIndexer
-    const builtin = { date: logger.date, pid: logger.pid }
+    const builtin = { date: table.date, pid: table.pid }
     try {
       logger.token('date', () => 'a\nb')
       logger.token('pid', () => '"x"')

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { logger } from '../../src/index.js'
-import type { FormatFn, JsonFormatSpec } from '../../src/index.js'
+import type { FormatFn, JsonFormatSpec, TokenIndexer } from '../../src/index.js'
 import { answer, LineCollector, serve, settle } from '../helpers/logger-lines.js'
 import { rawSocket, request } from '../helpers/server.js'
 import type { Handler, RequestOptions } from '../helpers/server.js'
@@ -140,6 +140,25 @@ describe('logger.json', () => {
     logger.token('json-test-tenant', (req) => req.headers['x-tenant'] as string | undefined)
     const line = await objectFor(logger.json({ tenant: ':json-test-tenant' }), { headers: { 'x-tenant': 'acme' } })
     assert.deepEqual(line, { tenant: 'acme' })
+  })
+
+  it('sees a token defined again after the format was used, and escapes a replaced built-in token', async () => {
+    const format = logger.json({ who: ':json-test-again', time: ':date[iso]' })
+    const table = logger as unknown as Parameters<typeof format>[0]
+    const req = {} as IncomingMessage
+    const res = {} as ServerResponse
+    logger.token('json-test-again', () => 'first')
+    assert.equal((JSON.parse(format(table, req, res)) as { who: string }).who, 'first')
+    logger.token('json-test-again', () => 'second')
+    assert.equal((JSON.parse(format(table, req, res)) as { who: string }).who, 'second')
+    const builtinDate = (logger as unknown as TokenIndexer).date
+    try {
+      logger.token('date', () => 'a "quoted"\nvalue')
+      assert.deepEqual(JSON.parse(format(table, req, res)), { who: 'second', time: 'a "quoted"\nvalue' })
+    } finally {
+      logger.token('date', builtinDate)
+    }
+    assert.match((JSON.parse(format(table, req, res)) as { time: string }).time, /^\d{4}-\d\d-\d\dT/)
   })
 
   it('leaves out a key whose token gives - or nothing, and keeps an unknown token as written', async () => {

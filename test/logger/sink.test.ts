@@ -170,7 +170,7 @@ describe('streams that take bytes', () => {
   it('write in the encoding the file stream was opened with, as morgan does', async () => {
     const dir = tempDir()
     const files = { morgan: join(dir, 'morgan.log'), foyer: join(dir, 'foyer.log') }
-    const format = (_tokens: unknown, req: { url?: string }): string => 'café ' + String(req.url)
+    const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
     const morganStream = createWriteStream(files.morgan, { encoding: 'latin1' })
     const foyerStream = createWriteStream(files.foyer, { encoding: 'latin1' })
     const server = await serve([
