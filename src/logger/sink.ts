@@ -5,7 +5,8 @@
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
 //   lines joined into one write: the lines of one event-loop turn at least, and under load
 //   everything that arrived while the previous write was in progress or within BATCH_INTERVAL
-//   of it. Writes, not formatting, are most of a logger's cost. Every chunk holds whole lines,
+//   of it. A write to a file costs tens of microseconds (stream machinery, thread pool,
+//   write(2)): one per line would cost more than making the line. Every chunk holds whole lines,
 //   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear
 //   or interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
@@ -212,6 +213,8 @@ class ByteBatch {
       data = Buffer.concat(this.full, this.size)
       this.full.length = 0
     }
+    // a buffer begun but left empty serves the next batch
+    if (this.slab !== undefined && this.used === 0) this.spare ??= this.slab
     this.slab = undefined
     this.used = 0
     this.size = 0
