@@ -311,7 +311,8 @@ async function main () {
   const config = readConfig()
   const cases = selectCases(config)
   const runs = cases.reduce((n, c) => n + c.variants.length, 0) * config.rounds
-  const estimate = Math.ceil(runs * (config.warmup + config.duration + 0.5) / 60)
+  // each window: a fresh process and its check (about half a second), the warm-up, the window
+  const estimate = Math.ceil(runs * (2 * config.warmup + config.duration + 0.6) / 60)
   console.log(`${config.kind} run: ${cases.length} cases, ${runs} measured windows, about ${estimate} min` +
     (config.pinned ? '' : ' (no CPU pinning: taskset or a second CPU is missing)'))
   for (const c of cases) if (c.group === 'body') payloadOf(c)
