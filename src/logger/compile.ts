@@ -75,13 +75,7 @@ export const TOKENS: unique symbol = Symbol.for('foyer.logger.tokens') as never
  */
 export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens): unknown {
   const fn = tokens[call.name]
-  // morgan threw here ("tokens[name] is not a function"), from inside the response's finish
-  // event: an unknown name crashed the server on the first request. A time like `10:30` in a
-  // format also parses as a token, so the text is kept as written.
-  if (typeof fn !== 'function') return call.source
-  // Called as a method of the table, with the argument only when one was written: tokens tell
-  // "no argument" (their default) from an argument by `undefined`, as in morgan.
-  return call.arg === undefined ? fn.call(self, req, res) : fn.call(self, req, res, call.arg)
+  return callResolved(typeof fn === 'function' ? fn as (...args: unknown[]) => unknown : undefined, call, req, res, self)
 }
 
 /**
@@ -162,7 +156,12 @@ export class ResolvedCalls {
 
 /** Calls the resolved function of `call`, or gives the call's text when there is none. */
 export function callResolved (fn: ((...args: unknown[]) => unknown) | undefined, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup): unknown {
+  // morgan threw here ("tokens[name] is not a function"), from inside the response's finish
+  // event: an unknown name crashed the server on the first request. A time like `10:30` in a
+  // format also parses as a token, so the text is kept as written.
   if (fn === undefined) return call.source
+  // Called as a method of the table, with the argument only when one was written: tokens tell
+  // "no argument" (their default) from an argument by `undefined`, as in morgan.
   return call.arg === undefined ? fn.call(self, req, res) : fn.call(self, req, res, call.arg)
 }
 

@@ -211,13 +211,10 @@ class ByteBatch {
     } else {
       if (this.slab !== undefined && this.used > 0) this.full.push(this.slab.subarray(0, this.used))
       data = Buffer.concat(this.full, this.size)
-      this.full.length = 0
     }
     // a buffer begun but left empty serves the next batch
     if (this.slab !== undefined && this.used === 0) this.spare ??= this.slab
-    this.slab = undefined
-    this.used = 0
-    this.size = 0
+    this.clear()
     return data
   }
 
@@ -228,6 +225,7 @@ class ByteBatch {
     }
   }
 
+  /** Forgets everything held. */
   clear (): void {
     this.full.length = 0
     this.slab = undefined

@@ -9,10 +9,26 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import type { AddressInfo } from 'node:net'
 import { logger } from '../../src/index.js'
 import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle } from '../helpers/logger-lines.js'
+import type { SideBySide } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
-import type { Middleware } from '../helpers/server.js'
+import type { Handler, Middleware } from '../helpers/server.js'
 
 const get = async (port: number): Promise<unknown> => await request(port, { path: '/r' })
+
+/**
+ * morgan and foyer each alone on a server of its own (so morgan's on-headers cannot set headers
+ * for foyer), one request each: their lines, without the newline.
+ */
+async function eachAlone (morganFormat: string, foyerFormat: string, handler: Handler): Promise<SideBySide> {
+  const recorder = callRecorder()
+  const collector = new LineCollector()
+  for (const log of [morgan(morganFormat, { stream: recorder }), logger(foyerFormat, { stream: collector })]) {
+    const server = await serve([log as Middleware], handler)
+    try { await get(server.port) } finally { await server.close() }
+  }
+  const [ours] = await collector.waitForLines(1)
+  return { ours: ours ?? '', theirs: recorder.calls.join('').slice(0, -1) }
+}
 
 describe('headers given to writeHead', () => {
   const cases: Array<[string, (res: ServerResponse) => void]> = [
@@ -33,28 +49,15 @@ describe('headers given to writeHead', () => {
     it(`are seen by :res[...] when given as ${name}, each logger alone on its server`, async () => {
       const handler = (_req: IncomingMessage, res: ServerResponse): void => { writeHead(res); res.end('ok') }
       const format = ':status :res[content-length] :res[x-a] :res[x-b] :res[x-none]'
-      const recorder = callRecorder()
-      const collector = new LineCollector()
-      for (const log of [morgan(format, { stream: recorder }), logger(format, { stream: collector })]) {
-        const server = await serve([log as Middleware], handler)
-        try { await get(server.port) } finally { await server.close() }
-      }
-      const [ours] = await collector.waitForLines(1)
-      assert.equal(ours, recorder.calls.join('').slice(0, -1))
-      assert.match(ours ?? '', /^200 2 a(, b)? (-|kept) -$/)
+      const { ours, theirs } = await eachAlone(format, format, handler)
+      assert.equal(ours, theirs)
+      assert.match(ours, /^200 2 a(, b)? (-|kept) -$/)
     })
   }
 
   it('are seen by :res[...] under the last of names that differ only in case, as with morgan', async () => {
     const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.writeHead(200, { 'x-a': '1', 'X-A': '2', 'Content-Length': 2 }); res.end('ok') }
-    const recorder = callRecorder()
-    const collector = new LineCollector()
-    for (const log of [morgan(':res[x-a]', { stream: recorder }), logger(':res[X-A]', { stream: collector })]) {
-      const server = await serve([log as Middleware], handler)
-      try { await get(server.port) } finally { await server.close() }
-    }
-    assert.deepEqual(await collector.waitForLines(1), ['2'])
-    assert.deepEqual(recorder.calls, ['2\n'])
+    assert.deepEqual(await eachAlone(':res[x-a]', ':res[X-A]', handler), { ours: '2', theirs: '2' })
   })
 
   it('reach the client unchanged, reason phrase included', async () => {

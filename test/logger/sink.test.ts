@@ -34,6 +34,12 @@ class HeldStream extends Writable {
   }
 }
 
+/** Waits until the file at `path` holds `count` lines, and gives them without newlines. */
+async function linesOfFile (path: string, count: number): Promise<string[]> {
+  await waitFor(() => readFileSync(path, 'utf8').split('\n').length === count + 1, 5000)
+  return readFileSync(path, 'utf8').slice(0, -1).split('\n')
+}
+
 function tempDir (): string {
   return mkdtempSync(join(tmpdir(), 'foyer-logger-'))
 }
@@ -111,8 +117,7 @@ describe('batching', () => {
     try {
       const paths = Array.from({ length: 200 }, (_, i) => `/${i}`)
       await sendAll(server.port, paths, { 'x-pad': 'p'.repeat(3000) })
-      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === 401, 5000)
-      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n')
+      const lines = await linesOfFile(path, 400)
       assert.equal(lines.length, 400)
       for (const line of lines) assert.match(line, /^(one|two) \/\d+ p{3000}$/)
     } finally {
@@ -137,8 +142,7 @@ describe('streams that take bytes', () => {
     const total = 600
     try {
       await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`))
-      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === total + 1, 5000)
-      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n')
+      const lines = await linesOfFile(path, total)
       const byNumber = lines.map((line) => Number(line.slice(0, line.indexOf(' ')))).sort((a, b) => a - b)
       assert.deepEqual(byNumber, Array.from({ length: total }, (_, i) => i))
       for (const line of lines) assert.equal(line, lineFor(Number(line.slice(0, line.indexOf(' ')))))
@@ -157,8 +161,7 @@ describe('streams that take bytes', () => {
     const server = await serve([logger((_tokens, req) => req.url + ' ' + long, { stream: file }) as Middleware], answer())
     try {
       await sendAll(server.port, ['/a', '/b', '/c'])
-      await waitFor(() => readFileSync(path, 'utf8').split('\n').length === 4, 5000)
-      const lines = readFileSync(path, 'utf8').slice(0, -1).split('\n').sort()
+      const lines = (await linesOfFile(path, 3)).sort()
       assert.deepEqual(lines, ['/a ' + long, '/b ' + long, '/c ' + long])
     } finally {
       await server.close()
