@@ -8,7 +8,8 @@
 // nothing. Its listeners are shared functions that find the request's state under a symbol, so a
 // request costs one state object rather than a closure per event.
 import { AsyncResource } from 'node:async_hooks'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { IncomingMessage } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { Readable, Transform } from 'node:stream'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
@@ -100,14 +101,24 @@ export function bodyMiddleware (options: ReadOptions): BodyMiddleware {
   return function bodyParser (req, res, next) {
     // already read (by another parser, or the same one mounted twice)
     if (onFinished.isFinished(req)) { next(); return }
-    if (!('body' in req)) (req as BodyCarrier).body = undefined
-    if (!hasBody(req) || !options.matches(req)) { next(); return }
+    if (!hasBody(req) || !options.matches(req)) {
+      if (!('body' in req)) (req as BodyCarrier).body = undefined
+      next()
+      return
+    }
+    // `req.body` is set once, when the outcome is known: a property added to a request costs a
+    // store into (often a reallocation of) its out-of-object properties, and this is the one
+    // property every parsed request gets.
     readBody(req, res, options, setBody, next)
   }
 }
 
 function setBody (err: HttpError | null, body: unknown, req: IncomingMessage, next: (err?: Error) => void): void {
-  if (err !== null) { next(err); return }
+  if (err !== null) {
+    if (!('body' in req)) (req as BodyCarrier).body = undefined
+    next(err)
+    return
+  }
   (req as BodyCarrier).body = body
   next()
 }
@@ -182,7 +193,10 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   ;(req as Carrier)[kRead] = state
   req.on('data', onData)
   req.on('end', onEnd)
-  req.on('error', onError)
+  // An IncomingMessage emits 'error' only to listeners it has, and 'close' follows every error
+  // and abort: 'close' alone tells of them, one listener less to add and remove per request.
+  // Other streams (http2 requests, Fetch bodies) would throw an 'error' nobody listens to.
+  if (!(req instanceof IncomingMessage)) req.on('error', onError)
   req.on('close', onClose)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
@@ -275,8 +289,9 @@ function onInflateError (this: Transform, err: unknown): void {
   if (state !== undefined) fail(state, streamFailed(err))
 }
 
-// An aborted request emits 'aborted', then 'error' (ECONNRESET), then 'close'. Once the request has
-// ended (an inflated body may still be flushing) neither means anything.
+// An aborted request emits 'aborted', then 'error' (ECONNRESET; an IncomingMessage only when it has
+// 'error' listeners), then 'close'. Once the request has ended (an inflated body may still be
+// flushing) neither means anything.
 function onError (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
@@ -295,7 +310,7 @@ function settle (state: ReadState): void {
   const req = state.req
   req.removeListener('data', onData)
   req.removeListener('end', onEnd)
-  req.removeListener('error', onError)
+  if (!(req instanceof IncomingMessage)) req.removeListener('error', onError)
   req.removeListener('close', onClose)
   ;(req as Carrier)[kRead] = undefined
   const inflater = state.inflater

@@ -65,6 +65,15 @@ describe(':status', () => {
   it('is - with immediate, which logs before any response', async () => {
     assert.equal(await line(':status', get(), { options: { immediate: true } }), '-')
   })
+
+  it('escapes a status code replaced by text after the headers went out', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200)
+      ;(res as { statusCode: unknown }).statusCode = '2"\r\n00'
+      res.end()
+    }
+    assert.equal(await line(':status', get(), { handler }), '2\\"\\r\\n00')
+  })
 })
 
 describe(':response-time[digits]', () => {
@@ -316,6 +325,11 @@ describe(':http-version', () => {
   it('is 1.1 for HTTP/1.1 and 1.0 for HTTP/1.0', async () => {
     assert.equal(await line(':http-version', get()), '1.1')
     assert.equal(await line(':http-version', raw('GET / HTTP/1.0\r\n\r\n')), '1.0')
+  })
+
+  it('escapes a version a middleware set to text', async () => {
+    const forge: Middleware = (req, _res, next) => { (req as { httpVersionMajor: unknown }).httpVersionMajor = '1"\n2'; next() }
+    assert.equal(await line(':http-version', get(), { before: [forge] }), '1\\"\\n2.1')
   })
 })
 
