@@ -5,7 +5,6 @@ import auth from 'basic-auth'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
 import { markSafe } from './compile.js'
-import { escapeLogField } from './escape.js'
 import { bodyBytes, responseHeader } from './response.js'
 
 /** The fields morgan's users and Express put on a request, which tokens read. */
@@ -52,23 +51,12 @@ const builtins: Record<string, BuiltinToken> = {
     return formatElapsed(req._startAt, digits)
   },
   date: (_req, _res, format) => currentDate(format),
-  status: (_req, res) => {
-    if (!headersSent(res)) return undefined
-    const code: unknown = res.statusCode
-    // node:http sends integer codes only; anything else put there by hand is escaped here, so
-    // the token is safe as it stands (SAFE_BUILTINS).
-    return typeof code === 'number' ? String(code) : escapeLogField(String(code))
-  },
+  status: (_req, res) => headersSent(res) ? String(res.statusCode) : undefined,
   referrer: (req) => (req.headers.referer || req.headers.referrer) as string | undefined,
   'remote-addr': remoteAddress,
   'remote-user': (req) => auth(req)?.name,
   pid: () => String(process.pid),
-  'http-version': (req) => {
-    const major: unknown = req.httpVersionMajor
-    const minor: unknown = req.httpVersionMinor
-    const text = String(major) + '.' + String(minor)
-    return typeof major === 'number' && typeof minor === 'number' ? text : escapeLogField(text)
-  },
+  'http-version': (req) => String(req.httpVersionMajor) + '.' + String(req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],
   // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
   req: (req, _res, field) => field === undefined ? undefined : joinHeader(req.headers[field.toLowerCase()]),
@@ -80,9 +68,8 @@ const builtins: Record<string, BuiltinToken> = {
   }
 }
 
-// Built-in tokens whose text is made here from numbers and constants, or escaped here when it is
-// not: never anything left to escape.
-const SAFE_BUILTINS = ['date', 'response-time', 'total-time', 'pid', 'res-bytes', 'status', 'http-version']
+// Built-in tokens whose text is made here from numbers and constants: never anything to escape.
+const SAFE_BUILTINS = ['date', 'response-time', 'total-time', 'pid', 'res-bytes']
 
 /** Registers every built-in token through `token`. */
 export function registerTokens (token: (name: string, fn: BuiltinToken) => unknown): void {
