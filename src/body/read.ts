@@ -8,8 +8,7 @@
 // nothing. Its listeners are shared functions that find the request's state under a symbol, so a
 // request costs one state object rather than a closure per event.
 import { AsyncResource } from 'node:async_hooks'
-import { IncomingMessage } from 'node:http'
-import type { ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable, Transform } from 'node:stream'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
@@ -193,10 +192,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   ;(req as Carrier)[kRead] = state
   req.on('data', onData)
   req.on('end', onEnd)
-  // An IncomingMessage emits 'error' only to listeners it has, and 'close' follows every error
-  // and abort: 'close' alone tells of them, one listener less to add and remove per request.
-  // Other streams (http2 requests, Fetch bodies) would throw an 'error' nobody listens to.
-  if (!(req instanceof IncomingMessage)) req.on('error', onError)
+  req.on('error', onError)
   req.on('close', onClose)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
@@ -290,7 +286,8 @@ function onInflateError (this: Transform, err: unknown): void {
 }
 
 // An aborted request emits 'aborted', then 'error' (ECONNRESET; an IncomingMessage only when it has
-// 'error' listeners), then 'close'. Once the request has ended (an inflated body may still be
+// 'error' listeners), then 'close'. The 'error' listener stays for an 'error' emitted some other
+// way, which would otherwise be thrown. Once the request has ended (an inflated body may still be
 // flushing) neither means anything.
 function onError (this: BodySource): void {
   const state = stateOf(this as Carrier)
@@ -310,7 +307,7 @@ function settle (state: ReadState): void {
   const req = state.req
   req.removeListener('data', onData)
   req.removeListener('end', onEnd)
-  if (!(req instanceof IncomingMessage)) req.removeListener('error', onError)
+  req.removeListener('error', onError)
   req.removeListener('close', onClose)
   ;(req as Carrier)[kRead] = undefined
   const inflater = state.inflater

@@ -158,6 +158,20 @@ describe('limit', () => {
 })
 
 describe('aborted requests', () => {
+  it('an error emitted on the request mid-body reaches next, and does not crash the process', async () => {
+    // Not how node:http ends a request (it destroys it, and emits 'error' only to listeners), but
+    // proxies and tests do emit errors on requests; with no listener, EventEmitter would throw.
+    const path = server.mount(json(), (req) => { req.once('data', () => { req.emit('error', new Error('upstream failed')) }) })
+    const observed = server.observe(path)
+    const socket = await rawSocket(server.port)
+    socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+    const seen = await observed
+    socket.destroy()
+    assert.equal(seen.error?.type, 'request.aborted')
+    assert.equal(seen.error?.status, 400)
+    assert.equal(seen.listeners, 0, 'no listener is left on the request')
+  })
+
   it('400 request.aborted with the bytes received and expected when the client closes mid-body', async () => {
     const path = server.mount(json())
     const observed = server.observe(path)
