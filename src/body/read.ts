@@ -105,9 +105,8 @@ export function bodyMiddleware (options: ReadOptions): BodyMiddleware {
       next()
       return
     }
-    // `req.body` is set once, when the outcome is known: a property added to a request costs a
-    // store into (often a reallocation of) its out-of-object properties, and this is the one
-    // property every parsed request gets.
+    // A request that is read gets `req.body` once, when the outcome is known (the body, or
+    // undefined with an error), rather than undefined first and the body later.
     readBody(req, res, options, setBody, next)
   }
 }
