@@ -240,12 +240,19 @@ describe('urlencoded() prototype keys, at the object level', () => {
   })
 })
 
+// The value, and the order of its keys at every level (which deepEqual does not compare).
 function outcome (fn: () => unknown): unknown {
   try {
-    return { value: fn() }
+    const value = fn()
+    return { value, order: keyOrder(value) }
   } catch (err) {
     return { refused: (err as { status?: number }).status ?? 'error' }
   }
+}
+
+function keyOrder (value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return null
+  return Object.keys(value).map((key) => [key, keyOrder((value as Record<string, unknown>)[key])])
 }
 
 // body-parser 2.4's call of qs, for comparison
