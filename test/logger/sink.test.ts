@@ -11,6 +11,7 @@ import { createServer as createTcpServer, connect } from 'node:net'
 import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
+import type { FormatFn } from '../../src/index.js'
 import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
@@ -42,6 +43,24 @@ async function linesOfFile (path: string, count: number): Promise<string[]> {
 
 function tempDir (): string {
   return mkdtempSync(join(tmpdir(), 'foyer-logger-'))
+}
+
+/**
+ * Runs `check(port, path)` against a server whose logger writes `format` to a file stream of a
+ * temporary file at `path`; closes and removes everything afterwards.
+ */
+async function withFileLogger (format: FormatFn, check: (port: number, path: string) => Promise<void>): Promise<void> {
+  const dir = tempDir()
+  const path = join(dir, 'access.log')
+  const file = createWriteStream(path)
+  const server = await serve([logger(format, { stream: file }) as Middleware], answer())
+  try {
+    await check(server.port, path)
+  } finally {
+    await server.close()
+    file.end()
+    rmSync(dir, { recursive: true, force: true })
+  }
 }
 
 async function sendAll (port: number, paths: string[], headers: Record<string, string> = {}): Promise<void> {
@@ -132,42 +151,26 @@ describe('batching', () => {
 // File streams and sockets get lines encoded into a reused buffer as they arrive.
 describe('streams that take bytes', () => {
   it('get every line intact and in order, whatever its length and characters, across many writes', async () => {
-    const dir = tempDir()
-    const path = join(dir, 'access.log')
-    const file = createWriteStream(path)
     // lengths from 0 to ~12,000 characters of one-, two-, three- and four-byte UTF-8, so lines
     // straddle the end of the buffer in every way
     const lineFor = (n: number): string => `${n} ` + 'aé€😀'.repeat((n * 397) % 3000)
-    const server = await serve([logger((_tokens, req) => lineFor(Number(req.url?.slice(1))), { stream: file }) as Middleware], answer())
     const total = 600
-    try {
-      await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`))
+    await withFileLogger((_tokens, req) => lineFor(Number(req.url?.slice(1))), async (port, path) => {
+      await sendAll(port, Array.from({ length: total }, (_, i) => `/${i}`))
       const lines = await linesOfFile(path, total)
       const byNumber = lines.map((line) => Number(line.slice(0, line.indexOf(' ')))).sort((a, b) => a - b)
       assert.deepEqual(byNumber, Array.from({ length: total }, (_, i) => i))
       for (const line of lines) assert.equal(line, lineFor(Number(line.slice(0, line.indexOf(' ')))))
-    } finally {
-      await server.close()
-      file.end()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it('get a line longer than the batch buffer in one piece', async () => {
-    const dir = tempDir()
-    const path = join(dir, 'access.log')
-    const file = createWriteStream(path)
     const long = '€'.repeat(200_000)
-    const server = await serve([logger((_tokens, req) => req.url + ' ' + long, { stream: file }) as Middleware], answer())
-    try {
-      await sendAll(server.port, ['/a', '/b', '/c'])
+    await withFileLogger((_tokens, req) => req.url + ' ' + long, async (port, path) => {
+      await sendAll(port, ['/a', '/b', '/c'])
       const lines = (await linesOfFile(path, 3)).sort()
       assert.deepEqual(lines, ['/a ' + long, '/b ' + long, '/c ' + long])
-    } finally {
-      await server.close()
-      file.end()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
   })
 
   it('write in the encoding the file stream was opened with, as morgan does', async () => {
