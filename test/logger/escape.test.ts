@@ -7,8 +7,8 @@ import fc from 'fast-check'
 import { logger } from '../../src/index.js'
 import type { TokenIndexer } from '../../src/index.js'
 import { escapeLogField } from '../../src/logger/escape.js'
-import { compareWithMorgan, morgan } from '../helpers/logger-lines.js'
-import { rawRequest } from '../helpers/server.js'
+import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
+import { rawRequest, request } from '../helpers/server.js'
 
 // eslint-disable-next-line no-control-regex -- the characters a line must never hold raw
 const RAW_CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/
@@ -100,6 +100,21 @@ describe('hostile requests', () => {
     const { ours, theirs } = await compareWithMorgan('combined', send('GET /a"b\\c HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))
     assert.equal(ours, theirs)
     assert.match(ours, /"GET \/a\\"b\\\\c HTTP\/1\.1"/)
+  })
+
+  it('checks every value, whatever the same token gave before (clean, escaped, same length)', async () => {
+    // Each value equals the one the token gave before, or differs from it by one character.
+    const agents = ['agent-1.0', 'agent-1.1', 'agent"1.0', 'agent"1.0', 'agent-1.0', 'agent\\1.0', 'agent\u00851.0', 'agent\u00851.0', 'agent-1.0', 'agent-1.0x']
+    const collector = new LineCollector()
+    const server = await serve([logger(':user-agent :req[x-same]', { stream: collector })], answer())
+    try {
+      for (const agent of agents) await request(server.port, { headers: { 'user-agent': agent, 'x-same': agent } })
+      const lines = await collector.waitForLines(agents.length)
+      assert.deepEqual(lines, agents.map((agent) => `${escapeLogField(agent)} ${escapeLogField(agent)}`))
+      assert.deepEqual(lines.slice(2, 8), ['agent\\"1.0 agent\\"1.0', 'agent\\"1.0 agent\\"1.0', 'agent-1.0 agent-1.0', 'agent\\\\1.0 agent\\\\1.0', 'agent\\u00851.0 agent\\u00851.0', 'agent\\u00851.0 agent\\u00851.0'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('writes one line per request with no raw control character for any user name and header (property)', async () => {

@@ -88,6 +88,24 @@ describe('the json format', () => {
     }
   })
 
+  it('checks every value, whatever the same key held before (clean, escaped, same length)', async () => {
+    // Each value equals the one the key held before, or differs from it by one character.
+    const agents = ['agent-1.0', 'agent-1.1', 'agent"1.0', 'agent"1.0', 'agent-1.0', 'agent\\1.0', 'agent\u00851.0', 'agent\u00851.0', 'agent-1.0', 'agent-1.0x']
+    const collector = new LineCollector()
+    const server = await serve([logger('json', { stream: collector })], answer())
+    try {
+      for (const agent of agents) await request(server.port, { headers: { 'user-agent': agent } })
+      const lines = await collector.waitForLines(agents.length)
+      assert.deepEqual(lines.map((line) => (JSON.parse(line) as { userAgent: string }).userAgent), agents)
+      assert.deepEqual(lines.map((line) => line.slice(line.indexOf('"userAgent":'), line.indexOf(',"httpVersion"'))), [
+        '"userAgent":"agent-1.0"', '"userAgent":"agent-1.1"', '"userAgent":"agent\\"1.0"', '"userAgent":"agent\\"1.0"', '"userAgent":"agent-1.0"',
+        '"userAgent":"agent\\\\1.0"', '"userAgent":"agent\\u00851.0"', '"userAgent":"agent\\u00851.0"', '"userAgent":"agent-1.0"', '"userAgent":"agent-1.0x"'
+      ])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('escapes quotes and backslashes in header values once, as JSON does', async () => {
     const line = await objectFor('json', { headers: { 'user-agent': 'a "quoted" \\ agent' } })
     assert.equal(line.userAgent, 'a "quoted" \\ agent')
