@@ -226,6 +226,69 @@ describe('urlencoded() extended: nested keys of the usual shape match qs', () =>
   })
 })
 
+describe('urlencoded() extended: nested keys as browsers encode them match qs', () => {
+  // The same shapes with each bracket raw or percent-encoded in either case, and values with
+  // spaces, escapes, malformed escapes, brackets and '='; now and then a key of another shape.
+  const mostly = <T>(usual: fc.Arbitrary<T>, rare: fc.Arbitrary<T>) => fc.oneof({ arbitrary: usual, weight: 50 }, { arbitrary: rare, weight: 1 })
+  const bracket = (raw: string, encoded: string) => fc.constantFrom(raw, encoded, encoded.toLowerCase())
+  const segment = mostly(fc.constantFrom('a', 'b', 'c', '0', '1', '2', '3', '01'), fc.constantFrom('c d', 'x+y', '__proto__', '%41', '', '5['))
+  const group = fc.tuple(bracket('[', '%5B'), segment, bracket(']', '%5D')).map(([open, name, close]) => open + name + close)
+  const key = fc.tuple(
+    mostly(fc.constantFrom('a', 'b', '0'), fc.constantFrom('a+b', 'a%20b', '__proto__', '', 'a]')),
+    fc.array(group, { maxLength: 4 }),
+    mostly(fc.constant(''), fc.constantFrom(']', '%5D', 'x', '[', '%5B'))
+  ).map(([parent, groups, tail]) => parent + groups.join('') + tail)
+  const value = mostly(fc.constantFrom('1', '2', '', 'a+b', 'caf%C3%A9', '%E0%A4', '%5B%5D', '%5B%E0', '100%', 'x]=y', 'x%5D=y', '%3D'), fc.constant('x=y'))
+  const form = fc.array(fc.tuple(key, fc.option(value, { nil: undefined, freq: 10 })), { maxLength: 12 })
+    .map((pairs) => pairs.map(([k, v]) => v === undefined ? k : `${k}=${v}`).join('&'))
+
+  it('gives the same object or the same refusal for any such form', () => {
+    fc.assert(fc.property(form, fc.constantFrom(1, 2, 3, 32), fc.constantFrom(3, 1000), (text, depth, parameterLimit) => {
+      const options = { extended: true, charsetSentinel: false, interpretNumericEntities: false, depth, parameterLimit }
+      const parse = createUrlencodedParse(resolveUrlencoded(options, resolveCommon(undefined, 'x/y')))
+      assert.deepEqual(outcome(() => parse(text, 'utf-8')), outcome(() => reference(text, 'utf-8', options)), text)
+    }), { numRuns: 3000 })
+  })
+
+  // Forms as a browser sends a nested object: no collisions, brackets encoded either way, the
+  // pairs sometimes shuffled and some repeated.
+  const leaf = fc.constantFrom('1', '', 'a+b', 'caf%C3%A9', '%E0', '%5B%5D', 'x%5D=y', 'x]=y')
+  const tree = fc.letrec((tie) => ({
+    node: fc.oneof({ arbitrary: leaf, weight: 3 }, { arbitrary: tie('object'), weight: 1 }, { arbitrary: tie('array'), weight: 1 }),
+    object: fc.dictionary(fc.constantFrom('id', 'name', 'items', 'sku', 'qty', '7', 'x'), tie('node'), { maxKeys: 3 }),
+    array: fc.array(tie('node'), { maxLength: 3 })
+  })).object
+  const pairsOf = (value: unknown, path: string[], encode: (at: number) => [string, string]): Array<[string[], string]> => {
+    if (typeof value === 'string') return [[path, value]]
+    return Object.entries(value as object).flatMap(([k, v]) => pairsOf(v, [...path, k], encode))
+  }
+  const browserForm = fc.tuple(fc.dictionary(fc.constantFrom('order', 'user', 'z'), tree, { minKeys: 1, maxKeys: 2 }), fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), fc.boolean(), fc.nat(5))
+    .map(([object, encoded, shuffle, repeat]) => {
+      const open = (at: number) => encoded[at % 40] === true ? '%5B' : '['
+      const close = (at: number) => encoded[(at + 7) % 40] === true ? '%5d' : ']'
+      const pairs = pairsOf(object, [], () => ['[', ']']).filter(([path]) => path.length > 0)
+      if (shuffle) pairs.reverse()
+      if (pairs.length > 0) pairs.push(pairs[repeat % pairs.length] as [string[], string])
+      let at = 0
+      return pairs.map(([[parent, ...segments], v]) => (parent as string) + segments.map((segment) => open(at++) + segment + close(at)).join('') + '=' + v).join('&')
+    })
+
+  it('gives the same object as qs for nested objects as browsers send them', () => {
+    fc.assert(fc.property(browserForm, (text) => {
+      const options = { extended: true, charsetSentinel: false, interpretNumericEntities: false, depth: 32, parameterLimit: 1000 }
+      const parse = createUrlencodedParse(resolveUrlencoded(options, resolveCommon(undefined, 'x/y')))
+      assert.deepEqual(outcome(() => parse(text, 'utf-8')), outcome(() => reference(text, 'utf-8', options)), text)
+    }), { numRuns: 2000 })
+  })
+
+  it('builds the usual shapes whole: nested objects, arrays by index, repeated keys', () => {
+    const parse = createUrlencodedParse(resolveUrlencoded({ extended: true }, resolveCommon(undefined, 'x/y')))
+    const text = 'order%5Bid%5D=1&order%5Bitems%5D%5B1%5D%5Bsku%5D=B&order%5Bitems%5D%5B0%5D%5Bsku%5D=A+1&order[tag]=x&order%5btag%5d=y&n=caf%C3%A9&n=%E0'
+    assert.deepEqual(parse(text, 'utf-8'), { order: { id: '1', items: [{ sku: 'A 1' }, { sku: 'B' }], tag: ['x', 'y'] }, n: ['café', '%E0'] })
+    assert.deepEqual(parse(text, 'utf-8'), reference(text, 'utf-8', { extended: true, depth: 32, parameterLimit: 1000, charsetSentinel: false, interpretNumericEntities: false }))
+  })
+})
+
 describe('urlencoded() prototype keys, at the object level', () => {
   it('drops __proto__ keys without ever setting the prototype, repeated or not', () => {
     for (const extended of [false, true]) {
