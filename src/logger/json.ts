@@ -61,10 +61,10 @@ function isNumeric (call: TokenCall): boolean {
 
 /**
  * The JSON text of one token value; undefined leaves the key out. `safe`: a built-in token whose
- * text never needs escaping. `clean[n]`, when given, is the call's last value that needed no
+ * text never needs escaping. `clean[slot]`, when given, is the call's last value that needed no
  * escaping, as in compileFormat: a value equal to it is not checked again.
  */
-function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Array<string | undefined>, n = 0): string | undefined {
+function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Array<string | undefined>, slot = 0): string | undefined {
   // A token with no value prints `-` in a text line; a structured line leaves the key out.
   if (value === undefined || value === null || value === '' || value === '-') return undefined
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
@@ -76,9 +76,9 @@ function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Arra
     const n = Number(text)
     if (Number.isFinite(n) && text.trim() !== '') return String(n)
   }
-  if (safe || (clean !== undefined && text === clean[n])) return '"' + text + '"'
+  if (safe || (clean !== undefined && text === clean[slot])) return '"' + text + '"'
   if (clean === undefined || NEEDS_ESCAPE.test(text)) return jsonString(text)
-  clean[n] = text
+  clean[slot] = text
   return '"' + text + '"'
 }
 
