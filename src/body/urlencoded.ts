@@ -226,7 +226,7 @@ function scannedObject (body: string, limit: number | undefined, depth: number, 
     if (depth === 0) {
       // keys are not cut: the whole key, decoded; qs makes arrays of keys starting with '['
       const key = part.slice(0, end)
-      name = key.includes('%') || key.includes('+') ? formValue(key) : key
+      name = decodeUtf8(key)
       if (name.charCodeAt(0) === 0x5b) return undefined
       i = end
     }
@@ -283,7 +283,7 @@ function scannedObject (body: string, limit: number | undefined, depth: number, 
       if (depth !== 0) name = part.slice(0, end)
       if (name === '' || name === '__proto__') continue
     }
-    const value = eq === -1 ? '' : formValue(part.slice(eq + 1))
+    const value = eq === -1 ? '' : decodeUtf8(part.slice(eq + 1))
     if (!hasOwn.call(node, name)) {
       place(node, name, value, holes)
       continue
@@ -304,14 +304,17 @@ function scannedObject (body: string, limit: number | undefined, depth: number, 
   return result
 }
 
-/** A utf-8 value as qs decodes it: '+' is a space, and escapes that do not decode stay as written. */
-function formValue (raw: string): string {
+/**
+ * A utf-8 key or value as qs decodes it: '+' is a space, and escapes that do not decode stay as
+ * written, except percent-encoded brackets, which qs decoded first, in the whole body (for text
+ * cut from a body whose brackets are already decoded, that changes nothing).
+ */
+function decodeUtf8 (raw: string): string {
   const spaced = raw.includes('+') ? raw.replace(PLUS, ' ') : raw
   if (!spaced.includes('%')) return spaced
   try {
     return decodeURIComponent(spaced)
   } catch {
-    // qs decoded the brackets first, in the whole body
     return decodeBrackets(spaced)
   }
 }
@@ -438,16 +441,11 @@ function flatObject (values: Values): Record<string, string | string[]> {
   return result
 }
 
-/** qs's decoding: '+' is a space; utf-8 escapes that do not decode are kept as written. */
+/** qs's decoding in either charset: '+' is a space; utf-8 escapes that do not decode are kept as written. */
 function decodeComponent (text: string, charset: string): string {
-  if (!text.includes('%')) return text.includes('+') ? text.replace(/\+/g, ' ') : text
-  const spaced = text.replace(/\+/g, ' ')
-  if (charset === 'iso-8859-1') return spaced.replace(/%[0-9a-f]{2}/gi, latin1Escape)
-  try {
-    return decodeURIComponent(spaced)
-  } catch {
-    return spaced
-  }
+  if (charset !== 'iso-8859-1') return decodeUtf8(text)
+  const spaced = text.includes('+') ? text.replace(PLUS, ' ') : text
+  return spaced.includes('%') ? spaced.replace(/%[0-9a-f]{2}/gi, latin1Escape) : spaced
 }
 
 function latin1Escape (escape: string): string {
