@@ -24,14 +24,26 @@ function remember<V> (cache: Map<string, V>, key: string, value: V): V {
   return value
 }
 
+// The header and charset of the previous call, compared before the Map is looked up (see
+// typeMatcher in options.ts).
+let lastHeader: string | undefined
+let lastCharset = ''
+
 /** The `charset` parameter of a Content-Type header, lower case; '' when there is none. */
 export function headerCharset (header: string | undefined): string {
   if (header === undefined || header === '') return ''
-  const hit = charsets.get(header)
-  if (hit !== undefined) return hit
-  // content-type 2 never throws: a malformed header simply yields no charset
-  const charset = parseContentType(header).parameters.charset
-  return remember(charsets, header, charset === undefined ? '' : charset.toLowerCase())
+  if (header === lastHeader) return lastCharset
+  let charset = charsets.get(header)
+  if (charset === undefined) {
+    // content-type 2 never throws: a malformed header simply yields no charset
+    const given = parseContentType(header).parameters.charset
+    charset = given === undefined ? '' : given.toLowerCase()
+    if (header.length > CACHEABLE_LENGTH) return charset
+    remember(charsets, header, charset)
+  }
+  lastHeader = header
+  lastCharset = charset
+  return charset
 }
 
 /** Whether a parser with this rule accepts the charset at all (before asking the decoder). */
@@ -61,7 +73,8 @@ export function decodeBody (buf: Buffer, charset: string): string {
   if (charset === 'utf-8' || charset === 'utf8') {
     return buf.length >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf
       ? buf.toString('utf8', 3)
-      : buf.toString('utf8')
+      // without arguments: Node's direct UTF-8 path, not the lookup of the encoding by name
+      : buf.toString()
   }
   return iconv.decode(buf, charset)
 }

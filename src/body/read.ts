@@ -127,7 +127,8 @@ function setBody (err: HttpError | null, body: unknown, req: IncomingMessage, ne
  * end with its HEADERS frame.
  */
 export function hasBody (req: BodySource): boolean {
-  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(req.headers['content-length'])) ||
+  const headers = req.headers
+  return headers['transfer-encoding'] !== undefined || !Number.isNaN(Number(headers['content-length'])) ||
     (req as { stream?: { endAfterHeaders?: unknown } }).stream?.endAfterHeaders === false
 }
 
@@ -139,9 +140,11 @@ export function hasBody (req: BodySource): boolean {
 export function readBody<T, S extends BodySource> (req: S, res: ServerResponse | undefined, options: ReadOptions,
   callback: ReadCallback<T, S>, arg: T): void {
   // The order of the checks is body-parser's, so that a request with several faults gets the same error.
+  // (An IncomingMessage's `headers` is a getter: read once.)
+  const headers = req.headers
   let charset: string | null = null
   if (options.charsets !== 'none') {
-    charset = headerCharset(req.headers['content-type']) || options.defaultCharset
+    charset = headerCharset(headers['content-type']) || options.defaultCharset
     if (!charsetAllowed(options.charsets, charset)) {
       callback(charsetUnsupported(charset), undefined, req, arg)
       return
@@ -153,7 +156,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
     }
   }
 
-  const encoding = contentEncoding(req)
+  const encoding = contentEncoding(headers)
   let inflater: InflaterFactory | undefined
   if (encoding !== 'identity') {
     if (!options.inflate) {
@@ -168,7 +171,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   }
 
   // Content-Length describes the encoded bytes, so it is only checked for identity bodies
-  const expected = inflater === undefined ? declaredLength(req) : null
+  const expected = inflater === undefined ? declaredLength(headers) : null
   let early: HttpError | undefined
   if (expected !== null && expected > options.limit) {
     // fail fast: answer before reading a byte of a body that is already known to be too large
@@ -224,8 +227,8 @@ export function parseBytes (buf: Buffer, charset: string | null, options: ReadOp
 }
 
 // raw-body's reading of Content-Length: numeric text, parsed as an integer
-function declaredLength (req: BodySource): number | null {
-  const header = req.headers['content-length']
+function declaredLength (headers: BodyHeaders): number | null {
+  const header = headers['content-length']
   if (header === undefined || Number.isNaN(Number(header))) return null
   return parseInt(header, 10)
 }

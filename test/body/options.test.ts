@@ -110,6 +110,23 @@ describe('type', () => {
     assert.deepEqual(seenRequests, ['yes', 'yes', 'no', 'no'])
   })
 
+  it('answers each request for its own Content-Type when the header changes from one request to the next', async () => {
+    // one middleware of each kind for the whole sequence, as in a server
+    const ours = server.mount(json())
+    const theirs = server.mount(bodyParser.json())
+    const long = 'application/json; x=' + 'a'.repeat(300)
+    const headers = [
+      'application/json', 'text/plain', 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1',
+      'application/json', long, long, 'application/json; charset=latin1', 'text/plain', 'text/plain', 'application/json'
+    ]
+    for (const contentType of headers) {
+      const options = { headers: { 'content-type': contentType }, body: '{"a":1}' }
+      const got = await send(server, ours, options)
+      const expected = await send(server, theirs, options)
+      assert.deepEqual({ error: got.error, body: got.body }, { error: expected.error, body: expected.body }, contentType.slice(0, 40))
+    }
+  })
+
   it('falls back to the default for a falsy type', async () => {
     const seen = await compare(server, json({ type: '' }), bodyParser.json({ type: '' }), { headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
     assert.deepEqual(seen.body, { a: 1 })
