@@ -149,8 +149,8 @@ function typeMatcher (type: unknown): (req: BodySource) => boolean {
   const seen = new Map<string, boolean>()
   // The header of the previous request, checked first: each request's header is a new string,
   // which a Map lookup hashes, where comparing it with the last one reads it at most once. For
-  // 'application/json', in-process: about 35 ns for this lookup and headerCharset's, under 10 ns
-  // for the two comparisons.
+  // 'application/json', in-process (5 rounds of a million): 36-43 ns for this lookup and
+  // headerCharset's, 2-17 ns for the two comparisons.
   let lastHeader: string | undefined
   let lastHit = false
   // passed to type-is exactly as given (a string, an array, or anything else) so its quirks hold:
