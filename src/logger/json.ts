@@ -36,7 +36,11 @@ function unicodeEscape (ch: string): string {
 
 /** `value` as a JSON string literal, with DEL, C1 controls and line separators escaped too. */
 export function jsonString (value: string): string {
-  if (!NEEDS_ESCAPE.test(value)) return '"' + value + '"'
+  return NEEDS_ESCAPE.test(value) ? escapedJsonString(value) : '"' + value + '"'
+}
+
+/** `value` as a JSON string, for a value NEEDS_ESCAPE matched. */
+function escapedJsonString (value: string): string {
   return JSON.stringify(value).replace(LEFT_BY_STRINGIFY, unicodeEscape)
 }
 
@@ -77,7 +81,8 @@ function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Arra
     if (Number.isFinite(n) && text.trim() !== '') return String(n)
   }
   if (safe || (clean !== undefined && text === clean[slot])) return '"' + text + '"'
-  if (clean === undefined || NEEDS_ESCAPE.test(text)) return jsonString(text)
+  if (clean === undefined) return jsonString(text)
+  if (NEEDS_ESCAPE.test(text)) return escapedJsonString(text)
   clean[slot] = text
   return '"' + text + '"'
 }
