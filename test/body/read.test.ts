@@ -157,6 +157,42 @@ describe('limit', () => {
   })
 })
 
+describe('listeners after a read', () => {
+  it("leaves 'data', 'end' and 'close' listeners that do nothing, and no 'error' listener", async () => {
+    const mw = json()
+    let calls = 0
+    const srv = await startServer((req, res) => {
+      mw(req, res, (err?: unknown) => {
+        if (++calls > 1) return
+        const body = JSON.stringify((req as WithBody).body)
+        const left = Object.fromEntries(['data', 'end', 'close', 'error', 'aborted'].map((e) => [e, req.listenerCount(e)]))
+        // a stray chunk, a second 'end' and a 'close' reach the listeners left, which do nothing
+        req.emit('data', Buffer.from('{"b":2}'))
+        req.emit('end')
+        req.emit('close')
+        // with no 'error' listener, EventEmitter throws what it emits: the error is not swallowed
+        let thrown: string | undefined
+        try { req.emit('error', new Error('late')) } catch (e) { thrown = (e as Error).message }
+        res.end(JSON.stringify({ err: err === undefined ? null : String(err), body, after: JSON.stringify((req as WithBody).body), left, thrown }))
+      })
+    })
+    try {
+      const reply = await request(srv.port, { method: 'POST', headers: { ...JSON_HEADERS, 'content-length': 7 }, body: '{"a":1}' })
+      await delay(50)
+      assert.deepEqual(JSON.parse(reply.body), {
+        err: null,
+        body: '{"a":1}',
+        after: '{"a":1}',
+        left: { data: 1, end: 1, close: 1, error: 0, aborted: 0 },
+        thrown: 'late'
+      })
+      assert.equal(calls, 1, '`next` runs once')
+    } finally {
+      await srv.close()
+    }
+  })
+})
+
 describe('aborted requests', () => {
   it('an error emitted on the request mid-body reaches next, and does not crash the process', async () => {
     // Not how node:http ends a request (it destroys it, and emits 'error' only to listeners), but
