@@ -63,13 +63,17 @@ export interface StartMark {
 // into a Date without reading the wall clock again: a Date from a number costs less than a
 // third of `new Date()`, and the two start marks are taken for every request. Set again each
 // second, so a change of the system clock shows within a second.
+// `process` is a getter on the global object: a global lookup and a call on every use. The object
+// is kept; its `hrtime` is still read at each call, so fake timers that replace it are seen.
+const proc = process
+
 let anchorSecond = -1
 let anchorNanos = 0
 let anchorWall = 0
 
 /** Records the start time on `this`; shared by every request so no closure is made per request. */
 export function recordStartTime (this: StartMark): void {
-  const at = process.hrtime()
+  const at = proc.hrtime()
   this._startAt = at
   if (at[0] !== anchorSecond) {
     anchorWall = Date.now()
@@ -90,7 +94,7 @@ export function formatDuration (start: [number, number], end: [number, number], 
 
 /** Milliseconds elapsed since `start`, as morgan's :total-time computes them. */
 export function formatElapsed (start: [number, number], digits: string | number | undefined): string {
-  const elapsed = process.hrtime(start)
+  const elapsed = proc.hrtime(start)
   const ms = elapsed[0] * 1e3 + elapsed[1] * 1e-6
   return ms.toFixed(digits === undefined ? 3 : Number(digits))
 }

@@ -85,7 +85,7 @@ export function responseHeader (res: ServerResponse, name: string): number | str
   if (given === undefined) return undefined
   let found: OutgoingHttpHeader | undefined
   for (const key of Object.keys(given)) {
-    if (key.length === name.length && key.toLowerCase() === name) found = given[key]
+    if (key === name || (key.length === name.length && key.toLowerCase() === name)) found = given[key]
   }
   return found
 }

@@ -332,8 +332,9 @@ export class Sink implements Output, Flushable {
       this.queue.push(endLine ? (line as string) + '\n' : line)
       this.queuedBytes += size
     }
+    // A sink holding lines is in the exit hook's set (held from its first line until it is empty)
+    if (this.owners.length === 0) hold(this)
     this.owners.push(owner)
-    hold(this)
     if (this.waiting || this.inFlight) return
     if (this.queuedBytes >= BATCH_BYTES) this.flush()
     else this.schedule()

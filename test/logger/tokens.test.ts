@@ -262,6 +262,18 @@ describe(':req[header]', () => {
     assert.equal(await line(':req[x-missing]', get()), '-')
   })
 
+  it('finds each of more header names than the logger keeps lower-cased', async () => {
+    // 300 names, each written two ways: more than the 256 the lookup keeps
+    const headers: Record<string, string> = {}
+    const tokens: string[] = []
+    for (let i = 0; i < 300; i++) {
+      headers[`x-h${i}`] = `v${i}`
+      tokens.push(`:req[X-H${i}]`, `:req[x-h${i}]`)
+    }
+    const text = await line(tokens.join(' '), get('/', headers))
+    assert.equal(text, Array.from({ length: 300 }, (_, i) => `v${i} v${i}`).join(' '))
+  })
+
   it('joins every value of a repeated header', async () => {
     const text = await line(':req[set-cookie]', raw('GET / HTTP/1.1\r\nHost: x\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nConnection: close\r\n\r\n'))
     assert.equal(text, 'a=1, b=2')
