@@ -47,7 +47,7 @@ export function currentDate (format: string | undefined): string | undefined {
     case 'web': return web
     case 'iso': {
       const ms = now - second * 1000
-      return isoPrefix + (ms < 10 ? '00' : ms < 100 ? '0' : '') + String(ms) + 'Z'
+      return isoPrefix + (ms < 10 ? '00' : ms < 100 ? '0' : '') + `${ms}` + 'Z'
     }
     default: return undefined
   }

@@ -47,10 +47,61 @@ function escapedJsonString (value: string): string {
 // A number as tokens print it (`200`, `0.162`, `1024`): already a JSON number literal.
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/
 
+/**
+ * Whether `text` is digits with at most one '.' between digits and no leading zero: what
+ * :status, :response-time and Content-Length print, and a JSON number as it is. Cheaper than
+ * the regular expression, which takes the rest (signs, exponents).
+ */
+function isPlainNumber (text: string): boolean {
+  const length = text.length
+  if (length === 0 || length > 24) return false
+  const first = text.charCodeAt(0)
+  if (first === 0x30) {
+    if (length > 1 && text.charCodeAt(1) !== 0x2e) return false
+  } else if (first < 0x31 || first > 0x39) {
+    return false
+  }
+  let dot = false
+  for (let i = 1; i < length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x2e && !dot && i < length - 1) {
+      dot = true
+    } else if (c < 0x30 || c > 0x39) {
+      return false
+    }
+  }
+  return true
+}
+
+/** The JSON number literal of a numeric token's text, or undefined when it is not a number. */
+function numberLiteral (text: string): string | undefined {
+  if (isPlainNumber(text) || JSON_NUMBER.test(text)) return text
+  // `+5`, ` 5`, `5.` and the like: numbers to Number(), not JSON literals as written.
+  const n = Number(text)
+  return Number.isFinite(n) && text.trim() !== '' ? `${n}` : undefined
+}
+
+/**
+ * The inside of the JSON string literal of `text`, without its quotes: the line is built with
+ * each quote joined to the constant text next to it, one concatenation fewer per value. `safe`:
+ * a built-in token whose text never needs escaping. `clean[slot]`, when given, is the call's
+ * last value that needed no escaping, as in compileFormat: a value equal to it is not checked
+ * again.
+ */
+function stringInside (text: string, safe: boolean, clean: Array<string | undefined> | undefined, slot: number): string {
+  if (safe || (clean !== undefined && text === clean[slot])) return text
+  if (NEEDS_ESCAPE.test(text)) return escapedJsonString(text).slice(1, -1)
+  if (clean !== undefined) clean[slot] = text
+  return text
+}
+
 interface Field {
   /** `"key":` for the first key written, `,"key":` for the others. */
   readonly key: string
   readonly nextKey: string
+  /** The same with the opening quote of a string value: `"key":"` and `,"key":"`. */
+  readonly keyQuote: string
+  readonly nextKeyQuote: string
   /** The single token call of the value, when the value is exactly one token. */
   readonly call: TokenCall | undefined
   /** The literal text and token calls of any other value. */
@@ -61,30 +112,6 @@ interface Field {
 function isNumeric (call: TokenCall): boolean {
   if (NUMERIC_TOKENS.has(call.name)) return true
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
-}
-
-/**
- * The JSON text of one token value; undefined leaves the key out. `safe`: a built-in token whose
- * text never needs escaping. `clean[slot]`, when given, is the call's last value that needed no
- * escaping, as in compileFormat: a value equal to it is not checked again.
- */
-function jsonValue (value: unknown, numeric: boolean, safe = false, clean?: Array<string | undefined>, slot = 0): string | undefined {
-  // A token with no value prints `-` in a text line; a structured line leaves the key out.
-  if (value === undefined || value === null || value === '' || value === '-') return undefined
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
-  if (typeof value === 'boolean') return value ? 'true' : 'false'
-  const text = String(value)
-  if (numeric) {
-    if (JSON_NUMBER.test(text)) return text
-    // `+5`, ` 5`, `5.` and the like: numbers to Number(), not JSON literals as written.
-    const n = Number(text)
-    if (Number.isFinite(n) && text.trim() !== '') return String(n)
-  }
-  if (safe || (clean !== undefined && text === clean[slot])) return '"' + text + '"'
-  if (clean === undefined) return jsonString(text)
-  if (NEEDS_ESCAPE.test(text)) return escapedJsonString(text)
-  clean[slot] = text
-  return '"' + text + '"'
 }
 
 function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
@@ -112,7 +139,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     const single = parts.length === 1 && typeof parts[0] === 'object' ? parts[0] : undefined
     for (const part of parts) if (typeof part === 'object') calls.push(part)
     const key = jsonString(name) + ':'
-    fields.push({ key, nextKey: ',' + key, call: single, parts, numeric: single !== undefined && isNumeric(single) })
+    fields.push({ key, nextKey: ',' + key, keyQuote: key + '"', nextKeyQuote: ',' + key + '"', call: single, parts, numeric: single !== undefined && isNumeric(single) })
   }
   const count = fields.length
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
@@ -128,18 +155,39 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     let single = 0
     for (let i = 0; i < count; i++) {
       const field = fields[i] as Field
-      let value: string | undefined
+      // The value is either a JSON literal (a number, true, false) or the inside of a string.
+      let literal: string | undefined
+      let inside: string | undefined
       if (field.call === undefined) {
-        value = jsonString(joinedValue(field.parts, lookup, table, req, res))
+        inside = stringInside(joinedValue(field.parts, lookup, table, req, res), false, undefined, 0)
       } else {
         const n = single++
-        value = raw !== undefined
-          ? jsonValue(callResolved(fns[n], field.call, req, res, table), field.numeric, safe[n], clean, n)
-          : jsonValue(callToken(lookup, field.call, req, res, table), field.numeric)
+        const value = raw !== undefined ? callResolved(fns[n], field.call, req, res, table) : callToken(lookup, field.call, req, res, table)
+        // A token with no value prints `-` in a text line; a structured line leaves the key out.
+        if (value === undefined || value === null || value === '' || value === '-') continue
+        if (typeof value === 'number') {
+          if (!Number.isFinite(value)) continue
+          literal = `${value}`
+        } else if (typeof value === 'boolean') {
+          literal = value ? 'true' : 'false'
+        } else {
+          const text = typeof value === 'string' ? value : String(value)
+          if (field.numeric) literal = numberLiteral(text)
+          if (literal === undefined) {
+            inside = raw !== undefined
+              ? stringInside(text, safe[n] as boolean, clean, n)
+              : stringInside(text, false, undefined, 0)
+          }
+        }
       }
-      if (value === undefined) continue
-      line += line.length > 1 ? field.nextKey : field.key
-      line += value
+      if (inside !== undefined) {
+        line += line.length > 1 ? field.nextKeyQuote : field.keyQuote
+        line += inside
+        line += '"'
+      } else {
+        line += line.length > 1 ? field.nextKey : field.key
+        line += literal as string
+      }
     }
     return line + '}'
   }, calls)

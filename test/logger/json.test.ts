@@ -139,6 +139,26 @@ describe('logger.json', () => {
     assert.equal(line.version, '1.1', 'a version is text, not a number')
   })
 
+  it('writes a numeric header as a JSON number when its text is one, through Number() when close, else as text', async () => {
+    const texts = ['0', '7', '10', '200', '0.5', '12.375', '00', '01', '.5', '5.', '1.2.3', '-1', '-0.25', '+5', '1e3', '2E-2', '0.0',
+      '123456789012345678901234567890', 'abc', '0x10', 'Infinity', '1_000', '5 5', '9.', '0..1', '1.5e']
+    const collector = new LineCollector()
+    const server = await serve([logger(logger.json({ v: ':req[max-forwards]' }), { stream: collector })], answer(200, 'ok'))
+    try {
+      for (const text of texts) await request(server.port, { headers: { 'max-forwards': text } })
+      const lines = await collector.waitForLines(texts.length)
+      texts.forEach((text, i) => {
+        // what the value must be: the text itself when it is a JSON number, the number Number()
+        // reads otherwise, and the text as a string when it is no finite number
+        const n = Number(text)
+        const literal = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(text) ? text : Number.isFinite(n) ? String(n) : JSON.stringify(text)
+        assert.equal(lines[i], `{"v":${literal}}`, `max-forwards ${JSON.stringify(text)}`)
+      })
+    } finally {
+      await server.close()
+    }
+  })
+
   it('writes a value mixing text and tokens as a string, with - for a token without value', async () => {
     const line = await objectFor(logger.json({ request: ':method :url', who: 'user=:remote-user' }), { path: '/x' })
     assert.deepEqual(line, { request: 'GET /x', who: 'user=-' })
