@@ -53,6 +53,10 @@ export function currentDate (format: string | undefined): string | undefined {
   }
 }
 
+// `process` is a getter on the global object: a global lookup and a call on every use. The object
+// is kept; its `hrtime` is still read at each call, so fake timers that replace it are seen.
+const proc = process
+
 /** A start time as morgan records it: `process.hrtime()` and a Date. */
 export interface StartMark {
   _startAt?: [number, number] | undefined
@@ -63,10 +67,6 @@ export interface StartMark {
 // into a Date without reading the wall clock again: a Date from a number costs less than a
 // third of `new Date()`, and the two start marks are taken for every request. Set again each
 // second, so a change of the system clock shows within a second.
-// `process` is a getter on the global object: a global lookup and a call on every use. The object
-// is kept; its `hrtime` is still read at each call, so fake timers that replace it are seen.
-const proc = process
-
 let anchorSecond = -1
 let anchorNanos = 0
 let anchorWall = 0

@@ -77,6 +77,26 @@ describe(':status', () => {
 })
 
 describe(':response-time[digits]', () => {
+  it('reads process.hrtime at each use, so a clock that replaces it is seen', async () => {
+    const original = process.hrtime
+    let calls = 0
+    const fake = Object.assign((time?: [number, number]): [number, number] => {
+      if (time !== undefined) return original(time)
+      calls++
+      return calls === 1 ? [100, 0] : [100, 2_500_000]
+    }, { bigint: original.bigint })
+    const out = new LineCollector()
+    const server = await serve([logger(':response-time', { stream: out }) as Middleware], answer())
+    try {
+      process.hrtime = fake
+      try { await request(server.port) } finally { process.hrtime = original }
+      assert.deepEqual(await out.waitForLines(1), ['2.500'])
+      assert.equal(calls, 2, 'one reading when the request starts, one when the response does')
+    } finally {
+      await server.close()
+    }
+  })
+
   const slow = (ms: number) => (_req: IncomingMessage, res: ServerResponse) => { setTimeout(() => { answer()(_req, res) }, ms) }
 
   it('is milliseconds with 3 decimals by default', async () => {
