@@ -2,6 +2,7 @@
 // used to turn the bytes into a string.
 import { parse as parseContentType } from 'content-type'
 import iconv from 'iconv-lite'
+import { BoundedCache } from './cache.js'
 
 /**
  * Which charsets a parser accepts: none at all (raw: the bytes are the body), the Unicode ones
@@ -9,41 +10,22 @@ import iconv from 'iconv-lite'
  */
 export type CharsetRule = 'none' | 'unicode' | 'any' | 'form'
 
-// A server sees the same few Content-Type headers over and over: each is parsed once. Bounded,
-// and long headers are not kept, so hostile headers cost a parse each but never memory.
+// Each Content-Type header is parsed once, and each charset name looked up once (see cache.ts).
 const CACHE_SIZE = 64
 const CACHEABLE_LENGTH = 256
-const charsets = new Map<string, string>()
-const known = new Map<string, boolean>()
+const charsets = new BoundedCache<string>(CACHE_SIZE, CACHEABLE_LENGTH)
+const known = new BoundedCache<boolean>(CACHE_SIZE, CACHEABLE_LENGTH)
 
-function remember<V> (cache: Map<string, V>, key: string, value: V): V {
-  if (key.length <= CACHEABLE_LENGTH) {
-    if (cache.size >= CACHE_SIZE) cache.clear()
-    cache.set(key, value)
-  }
-  return value
+function parseCharset (header: string): string {
+  // content-type 2 never throws: a malformed header simply yields no charset
+  const given = parseContentType(header).parameters.charset
+  return given === undefined ? '' : given.toLowerCase()
 }
-
-// The header and charset of the previous call, compared before the Map is looked up (see
-// typeMatcher in options.ts).
-let lastHeader: string | undefined
-let lastCharset = ''
 
 /** The `charset` parameter of a Content-Type header, lower case; '' when there is none. */
 export function headerCharset (header: string | undefined): string {
   if (header === undefined || header === '') return ''
-  if (header === lastHeader) return lastCharset
-  let charset = charsets.get(header)
-  if (charset === undefined) {
-    // content-type 2 never throws: a malformed header simply yields no charset
-    const given = parseContentType(header).parameters.charset
-    charset = given === undefined ? '' : given.toLowerCase()
-    if (header.length > CACHEABLE_LENGTH) return charset
-    remember(charsets, header, charset)
-  }
-  lastHeader = header
-  lastCharset = charset
-  return charset
+  return charsets.get(header, parseCharset)
 }
 
 /** Whether a parser with this rule accepts the charset at all (before asking the decoder). */
@@ -60,9 +42,11 @@ export function charsetAllowed (rule: CharsetRule, charset: string): boolean {
  * names such as `__proto__` or `constructor` are simply unknown.
  */
 export function charsetKnown (charset: string): boolean {
-  const hit = known.get(charset)
-  if (hit !== undefined) return hit
-  return remember(known, charset, iconv.encodingExists(charset))
+  return known.get(charset, encodingExists)
+}
+
+function encodingExists (charset: string): boolean {
+  return iconv.encodingExists(charset)
 }
 
 /**
