@@ -105,11 +105,31 @@ export function declareUses<F extends object> (fn: F, calls: readonly TokenCall[
 }
 
 /**
- * The registry's table of registered functions carries a count of the definitions made so far
- * under this symbol, so a compiled format can keep the functions its calls resolved to and look
- * them up again only after a token is (re)defined.
+ * The registry's table of registered functions carries, under this symbol, the count of the
+ * definitions made so far (a `DefinitionCount`), so a compiled format can keep the functions
+ * its calls resolved to and look them up again only after a token is (re)defined.
  */
 export const VERSION: unique symbol = Symbol.for('foyer.logger.tokensVersion') as never
+
+/**
+ * The count under VERSION. It is one object for the life of the registry: a format keeps it and
+ * reads one field per line, where reading the symbol from the table (a dictionary-mode object,
+ * since it gains a property per token) was a generic lookup per line.
+ */
+export interface DefinitionCount {
+  count: number
+}
+
+function definitionCount (raw: TokenLookup | undefined): DefinitionCount | undefined {
+  const counted = raw === undefined ? undefined : (raw as { [VERSION]?: unknown })[VERSION]
+  return typeof counted === 'object' && counted !== null && typeof (counted as DefinitionCount).count === 'number' ? counted as DefinitionCount : undefined
+}
+
+/** Whether `object` has `key` as its own property, neither writable nor configurable. */
+function fixedProperty (object: object, key: symbol): boolean {
+  const found = Object.getOwnPropertyDescriptor(object, key)
+  return found !== undefined && found.writable === false && found.configurable === false
+}
 
 // Registered token functions whose values never need escaping: built-in tokens whose text is
 // made here from numbers and constants (dates, timings, the pid, byte counts).
@@ -121,13 +141,27 @@ export function markSafe (fn: object): void {
 }
 
 /**
- * The functions the token calls of one format resolve to in a registry table of registered
- * functions, looked up once per table and definition count instead of once per line.
+ * Where the token calls of one format are looked up for the `tokens` it is called with: the
+ * token table, its table of registered functions, and the functions the calls resolve to
+ * there, kept until a token is (re)defined instead of looked up for every line.
  */
 export class ResolvedCalls {
   private readonly calls: readonly TokenCall[]
-  private table: TokenLookup | undefined
-  private version: unknown
+  /**
+   * The `tokens` argument `table` and `raw` were found for, kept when those links cannot change
+   * (fixed properties: a registry's token table, or a logger function standing for it). Finding
+   * them takes two symbol lookups on dictionary-mode objects, generic lookups in optimized code:
+   * comparing the argument with the one kept costs next to nothing.
+   */
+  private given: TokenLookup | undefined
+  /** The table tokens are looked up in. */
+  table: TokenLookup = Object.create(null) as TokenLookup
+  /** The table's registered functions, when it is a registry's. */
+  raw: TokenLookup | undefined
+  /** The definition count of `raw`, when it keeps one. */
+  private counted: DefinitionCount | undefined
+  /** The count `fns` and `safe` were looked up at; -1: look up again. */
+  private version = -1
   /** Per call: the function, or undefined when no token has that name. */
   readonly fns: Array<((...args: unknown[]) => unknown) | undefined>
   /** Per call: whether its values skip escaping. */
@@ -150,18 +184,30 @@ export class ResolvedCalls {
     this.clean = calls.map(() => undefined)
   }
 
-  /** Brings `fns` and `safe` up to date for `raw`. */
-  update (raw: TokenLookup): void {
-    const version = (raw as { [VERSION]?: unknown })[VERSION]
+  /** Brings `table`, `raw`, `fns` and `safe` up to date for a call with `tokens`. */
+  use (tokens: TokenLookup): void {
+    if (tokens !== this.given) {
+      const table = tokenTable(tokens)
+      const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+      this.table = table
+      this.given = raw !== undefined && fixedProperty(table, RAW_TOKENS) && (tokens === table || fixedProperty(tokens, TOKENS)) ? tokens : undefined
+      if (raw !== this.raw) {
+        this.raw = raw
+        this.counted = definitionCount(raw)
+        this.version = -1
+      }
+    }
+    const raw = this.raw
+    if (raw === undefined) return
+    const counted = this.counted
     // A registry made by a copy of this module that does not count definitions: look up always.
-    if (version !== undefined && raw === this.table && version === this.version) return
+    if (counted !== undefined && counted.count === this.version) return
     for (let i = 0; i < this.calls.length; i++) {
       const fn = raw[(this.calls[i] as TokenCall).name]
       this.fns[i] = typeof fn === 'function' ? fn as (...args: unknown[]) => unknown : undefined
       this.safe[i] = typeof fn === 'function' && SAFE.has(fn)
     }
-    this.table = raw
-    this.version = version
+    this.version = counted === undefined ? -1 : counted.count
   }
 }
 
@@ -197,9 +243,9 @@ export function compileFormat (format: string): CompiledFormat {
   const resolved = new ResolvedCalls(calls)
   const { fns, safe, clean } = resolved
   return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
-    const table = tokenTable(tokens)
-    const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
-    if (raw !== undefined) resolved.update(raw)
+    resolved.use(tokens)
+    const table = resolved.table
+    const raw = resolved.raw
     let line = head
     for (let i = 0; i < count; i++) {
       let value: unknown

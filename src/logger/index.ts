@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
+import type { DefinitionCount } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
 import { compileJson } from './json.js'
@@ -163,7 +164,7 @@ const registry: Registry = existing ?? (holder[REGISTRY] = createRegistry())
 
 function createRegistry (): Registry {
   const rawTokens = Object.create(null) as Record<string, AnyToken>
-  Object.defineProperty(rawTokens, VERSION, { value: 0, writable: true })
+  Object.defineProperty(rawTokens, VERSION, { value: { count: 0 } satisfies DefinitionCount })
   const tokens = Object.create(null) as TokenIndexer
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
   return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped: new WeakMap() }
@@ -218,8 +219,8 @@ function token<Req extends IncomingMessage = IncomingMessage, Res extends Server
   }
   registry.unwrapped.set(wrapped, raw)
   registry.rawTokens[name] = raw
-  const counted = registry.rawTokens as { [VERSION]?: number }
-  if (typeof counted[VERSION] === 'number') counted[VERSION]++
+  const counted = (registry.rawTokens as { [VERSION]?: Partial<DefinitionCount> })[VERSION]
+  if (typeof counted?.count === 'number') counted.count++
   registry.tokens[name] = wrapped as TokenFn
   mirror(name, wrapped)
   return logger
@@ -268,10 +269,6 @@ interface Instance {
   errorReported: boolean
 }
 
-// The request a response belongs to, for servers whose `res.req` is not the request the
-// middleware saw.
-const REQUEST = Symbol('foyer.logger.request')
-
 function writeLine (instance: Instance, req: LoggedRequest, res: LoggedResponse): void {
   if (instance.skip !== false && Boolean(instance.skip(req, res))) return
   const line = instance.formatLine(registry.tokens, req, res)
@@ -280,9 +277,9 @@ function writeLine (instance: Instance, req: LoggedRequest, res: LoggedResponse)
   else instance.output.push(line, instance.owner, true)
 }
 
-// Shared by every request: the response carries its request, the logger is passed along.
-function writeDeferredLine (instance: Instance, res: ServerResponse): void {
-  const req = ((res as { [REQUEST]?: LoggedRequest })[REQUEST] ?? res.req) as LoggedRequest
+// Shared by every request: the logger and the request are passed along (the request the
+// middleware saw, which may not be `res.req` on servers other than node:http).
+function writeDeferredLine (instance: Instance, res: ServerResponse, req: LoggedRequest): void {
   try { writeLine(instance, req, res) } catch (err) { reportFormatError(instance, err) }
 }
 
@@ -349,10 +346,9 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
         return
       }
     } else {
-      if (res.req !== req) (res as { [REQUEST]?: LoggedRequest })[REQUEST] = req
       hookHeaders(res)
       if (countBytes) hookBodyBytes(res)
-      whenDone(res, writeDeferredLine, instance)
+      whenDone(res, writeDeferredLine, instance, req)
     }
     next()
   }

@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callResolved, callToken, declareUses, parseFormat, RAW_TOKENS, ResolvedCalls, tokenTable } from './compile.js'
+import { callResolved, callToken, declareUses, parseFormat, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 
 /**
@@ -147,10 +147,10 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
   const resolved = new ResolvedCalls(singles)
   const { fns, safe, clean } = resolved
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
-    const table = tokenTable(tokens)
-    const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+    resolved.use(tokens)
+    const table = resolved.table
+    const raw = resolved.raw
     const lookup = raw ?? table
-    if (raw !== undefined) resolved.update(raw)
     let line = '{'
     let single = 0
     for (let i = 0; i < count; i++) {

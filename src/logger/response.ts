@@ -164,26 +164,48 @@ export function bodyBytes (res: ServerResponse): number | undefined {
   return (res as Counted)[BODY_BYTES]
 }
 
-/** Called once per logger when its response is done. */
-export type DoneListener<State> = (state: State, res: ServerResponse) => void
+/** Called once per logger when its response is done, with the values given to `whenDone`. */
+export type DoneListener<State, Subject> = (state: State, res: ServerResponse, subject: Subject) => void
+
+type Emit = (this: ServerResponse, ...args: unknown[]) => boolean
+
+const PREVIOUS_EMIT = Symbol('foyer.logger.emit')
+
+interface Waiting extends Hooked {
+  [PREVIOUS_EMIT]?: Emit
+}
+
+// Each resource records the async context it was made in. The options are given as one constant
+// object: without them, node's AsyncResource reads two properties of a frozen empty object,
+// a generic property lookup each time in optimized code.
+const RESOURCE_OPTIONS = { triggerAsyncId: undefined, requireManualDestroy: false }
 
 function isDone (res: ServerResponse): boolean {
   const socket = res.socket
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
+// Four entries per logger waiting on a response: listener, state, subject, resource.
 function runPending (res: Hooked): void {
   const pending = res[PENDING]
   if (pending === undefined) return
   res[PENDING] = undefined
-  for (let i = 0; i < pending.length; i += 3) {
-    (pending[i + 2] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown>, null, pending[i + 1], res)
+  for (let i = 0; i < pending.length; i += 4) {
+    (pending[i + 3] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown, unknown>, null, pending[i + 1], res, pending[i + 2])
   }
 }
 
 // A response emits 'close' exactly once: after 'finish', or when its connection closes first.
-function onClose (this: Hooked): void {
-  runPending(this)
+// The lines wait for it in the response's own emit, which sees every event of the response
+// before its listeners do, rather than in a 'close' listener: adding a listener to each
+// response (a new key in its event table, through the shared, megamorphic code of
+// EventEmitter) and calling it cost more than looking at the few events a response emits
+// ('prefinish', 'finish', 'close'). Lines are written before the 'close' listeners run, as
+// morgan writes its line at 'finish', before 'close'.
+function emitWhenDone (this: Waiting, event: unknown): boolean {
+  if (event === 'close') runPending(this)
+  const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
+  return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
 
 function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {
@@ -191,23 +213,24 @@ function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse):
 }
 
 /**
- * Calls `listener(state, res)` once when `res` is done (finished, or its connection closed),
- * in the async context of this call.
+ * Calls `listener(state, res, subject)` once when `res` is done (finished, or its connection
+ * closed), in the async context of this call.
  */
-export function whenDone<State> (res: ServerResponse, listener: DoneListener<State>, state: State): void {
-  const hooked = res as Hooked
-  const resource = new AsyncResource('foyer.logger')
-  let pending = hooked[PENDING]
+export function whenDone<State, Subject> (res: ServerResponse, listener: DoneListener<State, Subject>, state: State, subject: Subject): void {
+  const waiting = res as Waiting
+  const resource = new AsyncResource('foyer.logger', RESOURCE_OPTIONS)
+  let pending = waiting[PENDING]
   if (pending !== undefined) {
-    pending.push(listener, state, resource)
+    pending.push(listener, state, subject, resource)
     return
   }
-  hooked[PENDING] = pending = [listener, state, resource]
+  waiting[PENDING] = pending = [listener, state, subject, resource]
   if (!(res instanceof ServerResponse)) {
     onFinished(res, onFinishedFallback)
   } else if (isDone(res)) {
-    setImmediate(runPending, hooked)
+    setImmediate(runPending, waiting)
   } else {
-    res.on('close', onClose)
+    waiting[PREVIOUS_EMIT] = res.emit as Emit
+    res.emit = emitWhenDone as ServerResponse['emit']
   }
 }

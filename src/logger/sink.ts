@@ -282,7 +282,13 @@ export class Sink implements Output, Flushable {
   private writing: Buffer | undefined
   private readonly canWait: boolean
   private queue: unknown[] = []
+  /**
+   * The owners of the queued lines, in order, and how many lines each entry stands for: a run of
+   * consecutive lines of one logger is one entry in a batched sink (an array push per line was a
+   * builtin call per line), one line per entry otherwise, where lines are written one by one.
+   */
   private owners: Owner[] = []
+  private counts: number[] = []
   private queuedBytes = 0
   /** A flush is scheduled (setImmediate or timer). */
   private scheduled = false
@@ -317,7 +323,7 @@ export class Sink implements Output, Flushable {
   push (item: unknown, owner: Owner, endLine = false): void {
     const line = endLine ? asText(item) : item
     if (this.dead) { owner.dropped++; return }
-    if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner); return }
+    if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, 1); return }
     const size = sizeOf(line) + (endLine ? 1 : 0)
     // The bound applies to what waits; a line arriving at an empty queue is always taken, so
     // nothing is dropped while the stream keeps up.
@@ -333,8 +339,15 @@ export class Sink implements Output, Flushable {
       this.queuedBytes += size
     }
     // A sink holding lines is in the exit hook's set (held from its first line until it is empty)
-    if (this.owners.length === 0) hold(this)
-    this.owners.push(owner)
+    const owners = this.owners
+    const last = owners.length - 1
+    if (last === -1) hold(this)
+    if (this.batched && last !== -1 && owners[last] === owner) {
+      this.counts[last] = (this.counts[last] as number) + 1
+    } else {
+      owners.push(owner)
+      this.counts.push(1)
+    }
     if (this.waiting || this.inFlight) return
     if (this.queuedBytes >= BATCH_BYTES) this.flush()
     else this.schedule()
@@ -345,30 +358,34 @@ export class Sink implements Output, Flushable {
     this.scheduled = false
     if (this.waiting || this.inFlight || this.dead) return
     const owners = this.owners
+    const counts = this.counts
     if (owners.length === 0) { shared.holding.delete(this); return }
     if (this.bytes !== undefined) {
       const data = this.bytes.take() as Buffer
       this.owners = []
+      this.counts = []
       this.queuedBytes = 0
       this.writing = data
-      this.write(data, owners)
+      this.write(data, owners, counts)
       if (this.owners.length === 0) shared.holding.delete(this)
       return
     }
     const queue = this.queue
     this.queue = []
     this.owners = []
+    this.counts = []
     this.queuedBytes = 0
     if (this.batched) {
-      this.write(queue.length === 1 ? queue[0] : queue.join(''), owners)
+      this.write(queue.length === 1 ? queue[0] : queue.join(''), owners, counts)
     } else {
       for (let i = 0; i < queue.length; i++) {
-        this.write(queue[i], owners[i] as Owner)
+        this.write(queue[i], owners[i] as Owner, 1)
         if (this.waiting || this.dead) {
           // Stopped again: keep the rest, in order, ahead of anything newer.
           for (let j = i + 1; j < queue.length; j++) this.queuedBytes += sizeOf(queue[j])
           this.queue = queue.slice(i + 1).concat(this.queue)
           this.owners = owners.slice(i + 1).concat(this.owners)
+          this.counts = counts.slice(i + 1).concat(this.counts)
           if (this.dead) this.dropQueued()
           return
         }
@@ -383,6 +400,7 @@ export class Sink implements Output, Flushable {
     const data = this.bytes !== undefined ? this.bytes.take() as Buffer : this.batched ? Buffer.from(queue.join('')) : undefined
     this.queue = []
     this.owners = []
+    this.counts = []
     this.queuedBytes = 0
     const stream = this.stream as LogStream & EventSource
     if (data !== undefined) {
@@ -414,12 +432,13 @@ export class Sink implements Output, Flushable {
     else setTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
   }
 
-  private write (data: unknown, owners: Owner | Owner[]): void {
+  /** Writes `data`, the lines of `owners` (`counts` lines each, or `counts` lines of one owner). */
+  private write (data: unknown, owners: Owner | Owner[], counts: number | number[]): void {
     const stream = this.stream as LogStream & EventSource
     if (stream.destroyed === true) {
       // Writing to a destroyed stream fails without an 'error' event and never drains.
       this.writing = undefined
-      this.countDropped(owners)
+      this.countDropped(owners, counts)
       this.fail(new Error('the stream was destroyed'))
       return
     }
@@ -436,7 +455,7 @@ export class Sink implements Output, Flushable {
       // A `write` that throws loses these lines only; the stream may accept the next ones.
       this.inFlight = false
       this.writing = undefined
-      this.countDropped(owners)
+      this.countDropped(owners, counts)
       this.report(err)
       return
     }
@@ -472,16 +491,17 @@ export class Sink implements Output, Flushable {
     else this.flush()
   }
 
-  private countDropped (owners: Owner | Owner[]): void {
-    if (Array.isArray(owners)) for (const o of owners) o.dropped++
-    else owners.dropped++
+  private countDropped (owners: Owner | Owner[], counts: number | number[]): void {
+    if (!Array.isArray(owners)) { owners.dropped += counts as number; return }
+    for (let i = 0; i < owners.length; i++) (owners[i] as Owner).dropped += (counts as number[])[i] as number
   }
 
   private dropQueued (): void {
-    this.countDropped(this.owners)
+    this.countDropped(this.owners, this.counts)
     this.bytes?.clear()
     this.queue = []
     this.owners = []
+    this.counts = []
     this.queuedBytes = 0
     shared.holding.delete(this)
   }

@@ -60,6 +60,23 @@ describe('logger.compile(format)', () => {
     assert.equal(fn(table, req, res), '[now] [second]')
   })
 
+  it('looks tokens up in whichever table each call gives, and sees definitions made between calls', () => {
+    const fn = logger.compile('[:method] [:compile-switch]')
+    const own = { method: () => 'own-method', 'compile-switch': () => 'own-switch' } as unknown as TokenIndexer
+    const table = logger as unknown as TokenIndexer
+    const registered = (logger as unknown as Record<symbol, TokenIndexer>)[Symbol.for('foyer.logger.tokens')] as TokenIndexer
+    const req = { method: 'GET' } as IncomingMessage
+    logger.token('compile-switch', () => 'first')
+    assert.equal(fn(table, req, res), '[GET] [first]')
+    assert.equal(fn(own, req, res), '[own-method] [own-switch]')
+    assert.equal(fn(registered, req, res), '[GET] [first]')
+    logger.token('compile-switch', () => 'second')
+    assert.equal(fn(registered, req, res), '[GET] [second]')
+    assert.equal(fn(own, req, res), '[own-method] [own-switch]')
+    logger.token('compile-switch', () => 'third')
+    assert.equal(fn(table, req, res), '[GET] [third]')
+  })
+
   it('escapes a built-in token replaced by one whose value needs it', () => {
     const fn = logger.compile(':date[clf]|:pid')
     const table = logger as unknown as TokenIndexer

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { logger } from '../../src/index.js'
-import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle } from '../helpers/logger-lines.js'
+import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
 import type { SideBySide } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
 import type { Handler, Middleware } from '../helpers/server.js'
@@ -165,6 +165,57 @@ describe('the end of the response', () => {
     const { ours, theirs } = await compareWithMorgan(':url :status', get, { before: [sendFirst], handler: () => { /* already answered */ } })
     assert.equal(ours, theirs)
     assert.equal(ours, '/r 203')
+  })
+
+  it('lets every event of the response, with its arguments, through to its listeners, and writes the line before the close listeners run', async () => {
+    const order: string[] = []
+    const seen: string[] = []
+    let custom: unknown[] = []
+    // What an instrumentation library does: wrap the response's emit before the logger runs.
+    const wrapEmit: Middleware = (_req, res, next) => {
+      const emit = res.emit
+      res.emit = function (this: ServerResponse, event: string | symbol, ...args: unknown[]): boolean {
+        seen.push(String(event))
+        return emit.call(this, event, ...args)
+      } as ServerResponse['emit']
+      res.on('close', () => { order.push('close listener before the logger') })
+      next()
+    }
+    const log = logger(':url :status', { stream: { write: (line: string) => { order.push(line) } } }) as Middleware
+    const server = await serve([wrapEmit, log], (req, res) => {
+      res.on('custom', (...args: unknown[]) => { custom = args })
+      res.emit('custom', 1, 2, 3, 4)
+      res.on('close', () => { order.push('close listener after the logger') })
+      answer()(req, res)
+    })
+    try {
+      await request(server.port, { path: '/e' })
+      await waitFor(() => order.length === 3)
+      await settle()
+      assert.deepEqual(order, ['/e 200\n', 'close listener before the logger', 'close listener after the logger'])
+      assert.deepEqual(custom, [1, 2, 3, 4])
+      assert.equal(seen.filter((event) => event === 'close').length, 1)
+      assert.ok(seen.includes('finish'))
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('gives tokens the request the middleware saw, when it is not the one the response holds', async () => {
+    const out = new LineCollector()
+    logger.token('seen-user', (req) => (req as IncomingMessage & { user?: string }).user)
+    const log = logger(':seen-user :url :status', { stream: out }) as Middleware
+    // A framework handing middleware its own request object, made from node's.
+    const server = await serve([], (req, res) => {
+      const own = Object.assign(Object.create(req) as IncomingMessage, { user: 'ann' })
+      log(own, res, () => { answer()(req, res) })
+    })
+    try {
+      await request(server.port, { path: '/own' })
+      assert.deepEqual(await out.waitForLines(1), ['ann /own 200'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('writes each line of pipelined requests in order', async () => {

@@ -335,6 +335,31 @@ describe('a stream that fails', () => {
     }
   })
 
+  it('counts the lines it held for each logger when the stream fails while they wait', async () => {
+    const watch = watchWarnings()
+    const held = new HeldStream(1 << 20)
+    const a = logger(':url', { stream: held, skip: (req) => !(req.url ?? '').startsWith('/a') })
+    const b = logger(':url', { stream: held, skip: (req) => !(req.url ?? '').startsWith('/b') })
+    const server = await serve([a as Middleware, b as Middleware], answer())
+    try {
+      await request(server.port, { path: '/a0' })
+      await waitFor(() => held.received.length === 1)
+      // These wait for the write of /a0: three of a, two of b, one of a, in that order.
+      for (const path of ['/a1', '/a2', '/a3', '/b1', '/b2', '/a4']) await request(server.port, { path })
+      await settle(30)
+      held.destroy(new Error('disk gone'))
+      await settle()
+      assert.deepEqual([a.dropped, b.dropped], [4, 2])
+      assert.equal(watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').length, 1)
+      await request(server.port, { path: '/a5' })
+      await request(server.port, { path: '/b3' })
+      assert.deepEqual([a.dropped, b.dropped], [5, 3])
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('counts lines for a stream that was destroyed, and says so once', async () => {
     const watch = watchWarnings()
     const out = new LineCollector()
