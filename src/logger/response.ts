@@ -68,9 +68,11 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
   // Setting each header first, as on-headers does, made node:http take its slower path (every
   // header stored and validated one by one): about 0.5 us per response in an in-process A/B
   // over real request and response objects (best of 15 rounds, 4.8 against 5.5 us per request).
-  if (given !== null && typeof given === 'object') this[GIVEN] = given as OutgoingHttpHeaders
   if (this._startAt === undefined) recordStartTime.call(this)
-  return previous.apply(this, arguments as unknown as unknown[])
+  const result = previous.apply(this, arguments as unknown as unknown[])
+  // Kept once node:http took it: a call that throws (headers already sent) changes nothing.
+  if (given !== null && typeof given === 'object') this[GIVEN] = given as OutgoingHttpHeaders
+  return result
 }
 
 /**

@@ -60,6 +60,17 @@ describe('headers given to writeHead', () => {
     assert.deepEqual(await eachAlone(':res[x-a]', ':res[X-A]', handler), { ours: '2', theirs: '2' })
   })
 
+  it('are the ones of the call that wrote them, not of a later call that threw', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'x-a': '1', 'Content-Length': 2 })
+      assert.throws(() => res.writeHead(500, { 'x-a': '2', 'x-b': '3' }), { code: 'ERR_HTTP_HEADERS_SENT' })
+      res.end('ok')
+    }
+    // morgan's on-headers sets the status of the refused call before node:http refuses it, so
+    // morgan logs a 500 the client never received; the headers it could not set are not logged.
+    assert.deepEqual(await eachAlone(':status :res[x-a] :res[x-b]', ':status :res[x-a] :res[x-b]', handler), { ours: '200 1 -', theirs: '500 1 -' })
+  })
+
   it('reach the client unchanged, reason phrase included', async () => {
     const log = logger(':status', { stream: new LineCollector() }) as Middleware
     const server = await serve([log], (_req, res) => { res.writeHead(201, 'Made', ['X-A', '1', 'X-A', '2']); res.end('ok') })
