@@ -12,6 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable, Transform } from 'node:stream'
 import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
+import { RESOURCE_OPTIONS } from '../resource.js'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
 import type { CharsetRule } from './charset.js'
 import {
@@ -79,7 +80,7 @@ class ReadState extends AsyncResource {
 
   constructor (req: BodySource, res: ServerResponse | undefined, options: ReadOptions, charset: string | null,
     inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown, BodySource>, arg: unknown) {
-    super('foyer.body')
+    super('foyer.body', RESOURCE_OPTIONS)
     this.req = req
     this.res = res
     this.options = options

@@ -20,6 +20,7 @@ import { ServerResponse } from 'node:http'
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
+import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
 import type { StartMark } from './clock.js'
 
@@ -176,11 +177,6 @@ const PREVIOUS_EMIT = Symbol('foyer.logger.emit')
 interface Waiting extends Hooked {
   [PREVIOUS_EMIT]?: Emit
 }
-
-// Each resource records the async context it was made in. The options are given as one constant
-// object: without them, node's AsyncResource reads two properties of a frozen empty object,
-// a generic property lookup each time in optimized code.
-const RESOURCE_OPTIONS = { triggerAsyncId: undefined, requireManualDestroy: false }
 
 function isDone (res: ServerResponse): boolean {
   const socket = res.socket
