@@ -3,4 +3,6 @@
 // optimized code cannot look up inline: two calls to V8's generic property lookup per resource.
 // This object always has both properties; the values are the defaults (the trigger is the
 // current execution context, the resource is destroyed when it is collected).
-export const RESOURCE_OPTIONS = Object.freeze({ triggerAsyncId: undefined, requireManualDestroy: false })
+/** The options given to every AsyncResource made by foyer. */
+export const RESOURCE_OPTIONS: Readonly<{ triggerAsyncId: undefined, requireManualDestroy: boolean }> =
+  Object.freeze({ triggerAsyncId: undefined, requireManualDestroy: false })
