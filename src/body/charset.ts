@@ -2,7 +2,7 @@
 // used to turn the bytes into a string.
 import { parse as parseContentType } from 'content-type'
 import iconv from 'iconv-lite'
-import { BoundedCache } from './cache.js'
+import { BoundedCache } from '../cache.js'
 
 /**
  * Which charsets a parser accepts: none at all (raw: the bytes are the body), the Unicode ones

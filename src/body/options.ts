@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
 import typeis from 'type-is'
-import { BoundedCache } from './cache.js'
+import { BoundedCache } from '../cache.js'
 import type { BodySource } from './read.js'
 
 /**

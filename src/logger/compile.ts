@@ -223,7 +223,7 @@ export function callResolved (fn: ((...args: unknown[]) => unknown) | undefined,
 }
 
 /** The table to look tokens up in: a logger function stands for its own tokens. */
-export function tokenTable (tokens: TokenLookup): TokenLookup {
+function tokenTable (tokens: TokenLookup): TokenLookup {
   return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
 }
 

@@ -2,6 +2,7 @@
 // can override each of them and every value passes through the same escaping.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import auth from 'basic-auth'
+import { BoundedCache } from '../cache.js'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
 import { markSafe } from './compile.js'
@@ -44,18 +45,16 @@ function joinHeader (value: number | string | string[] | undefined): string | un
 // property key, which V8 stores internalized, so a header lookup with it needs no string-table
 // lookup and comparing it with a header name given in code is a pointer comparison. In-process
 // under callgrind, lower-casing and comparing the name of `:res[content-length]` had cost about
-// 800 instructions per 'combined' line. Bounded: a format function may pass any argument.
-const HEADER_KEYS = new Map<string, string>()
-const HEADER_KEYS_SIZE = 256
+// 800 instructions per 'combined' line. Bounded (see cache.ts): a format function may pass any
+// argument.
+const HEADER_KEYS = new BoundedCache<string>(256, 256)
+
+function lowerCaseKey (field: string): string {
+  return Object.keys({ [field.toLowerCase()]: 0 })[0] as string
+}
 
 function headerKey (field: string): string {
-  let key = HEADER_KEYS.get(field)
-  if (key === undefined) {
-    key = Object.keys({ [field.toLowerCase()]: 0 })[0] as string
-    if (HEADER_KEYS.size >= HEADER_KEYS_SIZE) HEADER_KEYS.clear()
-    HEADER_KEYS.set(field, key)
-  }
-  return key
+  return HEADER_KEYS.get(field, lowerCaseKey)
 }
 
 /** A number as text: a template literal takes V8's number-to-string cache, String() a call. */
