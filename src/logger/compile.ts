@@ -227,6 +227,33 @@ function tokenTable (tokens: TokenLookup): TokenLookup {
   return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
 }
 
+// Tokens whose text repeats from one line to the next: the same date for a second, a few
+// methods, versions and statuses, no user. A run of such calls in a format, with the literal
+// text around them, is kept as one string and used again while every value in it is the same
+// (compared by ===): a 'combined' line is built from 10 pieces instead of 21. Each piece cost
+// a concatenation and, when the line is encoded, a step of V8's flattening of the concatenated
+// string (see the README's performance section). Only how the line is put together changes:
+// every token is still called, in the same order, for every line.
+const REPEATING = new Set(['date', 'method', 'http-version', 'status', 'remote-user', 'pid'])
+
+/** Whether the values of `call` usually repeat from one line to the next. */
+export function repeats (call: TokenCall): boolean {
+  // an ISO date changes every millisecond
+  return REPEATING.has(call.name) && !(call.name === 'date' && call.arg === 'iso')
+}
+
+/** The text of call `i` for one line: the token's value, escaped unless it is known safe. */
+function valueAt (resolved: ResolvedCalls, calls: readonly TokenCall[], i: number, req: IncomingMessage, res: ServerResponse): unknown {
+  const raw = resolved.raw
+  if (raw === undefined) return callToken(resolved.table, calls[i] as TokenCall, req, res)
+  // The same as calling the escaping wrapper in `table`.
+  const value = callResolved(resolved.fns[i], calls[i] as TokenCall, req, res, resolved.table)
+  if (typeof value !== 'string' || (resolved.safe[i] as boolean) || value === resolved.clean[i]) return value
+  const escaped = escapeLogField(value)
+  if (escaped === value) resolved.clean[i] = value
+  return escaped
+}
+
 /** Compiles a format string into a function returning the line (without its newline). */
 export function compileFormat (format: string): CompiledFormat {
   if (typeof format !== 'string') throw new TypeError('argument format must be a string')
@@ -238,33 +265,89 @@ export function compileFormat (format: string): CompiledFormat {
     if (typeof part === 'string') literals[literals.length - 1] += part
     else { calls.push(part); literals.push('') }
   }
-  const head = literals[0] as string
   const count = calls.length
+  // Per call: the last call of the run of repeating calls it starts, -1 for a call outside any
+  // run (and for the calls inside a run after its first, which the run covers). A run holds the
+  // literal before its first call and the one after its last.
+  const runEnd: number[] = calls.map(() => -1)
+  const inRun = calls.map(repeats)
+  for (let i = 0; i < count; i++) {
+    if (!(inRun[i] as boolean) || (i > 0 && (inRun[i - 1] as boolean))) continue
+    let last = i
+    while (last + 1 < count && (inRun[last + 1] as boolean)) last++
+    runEnd[i] = last
+  }
+  // The literal a call outside runs adds after its value: none when a run follows, which holds it.
+  const after = calls.map((_call, i) => i + 1 < count && (runEnd[i + 1] as number) >= 0 ? '' : literals[i + 1] as string)
+  const head = count > 0 && (runEnd[0] as number) >= 0 ? '' : literals[0] as string
+  // Per call in a run: its text in the kept string of the run (undefined: not a string, or none
+  // yet). Per first call of a run: the kept string.
+  const last: Array<string | undefined> = calls.map(() => undefined)
+  const kept: string[] = calls.map(() => '')
+  // The values of the run being made, until it is kept.
+  const seen: unknown[] = calls.map(() => undefined)
+  // A token that logs a line with this same format (a format in a format) must not see the
+  // kept strings half updated: a nested line is put together piece by piece.
+  let busy = false
   const resolved = new ResolvedCalls(calls)
-  const { fns, safe, clean } = resolved
   return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     resolved.use(tokens)
-    const table = resolved.table
-    const raw = resolved.raw
-    let line = head
-    for (let i = 0; i < count; i++) {
-      let value: unknown
-      if (raw === undefined) {
-        value = callToken(table, calls[i] as TokenCall, req, res)
-      } else {
-        // The same as calling the escaping wrapper in `table`.
-        value = callResolved(fns[i], calls[i] as TokenCall, req, res, table)
-        if (typeof value === 'string' && !(safe[i] as boolean) && value !== clean[i]) {
-          const escaped = escapeLogField(value)
-          if (escaped === value) clean[i] = value
-          value = escaped
+    if (busy) return plainLine(resolved, calls, literals, req, res)
+    busy = true
+    try {
+      let line = head
+      let i = 0
+      while (i < count) {
+        const end = runEnd[i] as number
+        if (end < 0) {
+          // morgan's `(value || "-")`: every falsy value (undefined, null, '', 0, false) prints
+          // as `-`, anything else is concatenated as JavaScript would.
+          line += (valueAt(resolved, calls, i, req, res) || '-') as string
+          const text = after[i] as string
+          if (text !== '') line += text
+          i++
+          continue
         }
+        // A run: the kept string while every value equals the one it was made with. From the
+        // first difference on the string is made again, the values before it being the kept ones.
+        let made: string | undefined
+        for (let k = i; k <= end; k++) {
+          const value = valueAt(resolved, calls, k, req, res) || '-'
+          seen[k] = value
+          if (made === undefined) {
+            if (typeof value === 'string' && value === last[k]) continue
+            made = literals[i] as string
+            for (let m = i; m < k; m++) made += (last[m] as string) + (literals[m + 1] as string)
+          }
+          made += value as string
+          made += literals[k + 1] as string
+        }
+        if (made !== undefined) {
+          // Kept only once the whole run is made: a token that throws leaves the old pair.
+          kept[i] = made
+          for (let k = i; k <= end; k++) {
+            const value = seen[k]
+            // A value that is not a string is made into text by each concatenation, as before
+            // (its toString may give another text each time): never kept.
+            last[k] = typeof value === 'string' ? value : undefined
+          }
+        }
+        line += kept[i] as string
+        i = end + 1
       }
-      // morgan's `(value || "-")`: every falsy value (undefined, null, '', 0, false) prints as
-      // `-`, anything else is concatenated as JavaScript would.
-      line += (value || '-') as string
-      line += literals[i + 1] as string
+      return line
+    } finally {
+      busy = false
     }
-    return line
   }, calls)
+}
+
+/** A line put together piece by piece, for a format called from inside one of its own tokens. */
+function plainLine (resolved: ResolvedCalls, calls: readonly TokenCall[], literals: readonly string[], req: IncomingMessage, res: ServerResponse): string {
+  let line = literals[0] as string
+  for (let i = 0; i < calls.length; i++) {
+    line += (valueAt(resolved, calls, i, req, res) || '-') as string
+    line += literals[i + 1] as string
+  }
+  return line
 }

@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callResolved, callToken, declareUses, parseFormat, ResolvedCalls } from './compile.js'
+import { callResolved, callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 
 /**
@@ -107,6 +107,8 @@ interface Field {
   /** The literal text and token calls of any other value. */
   readonly parts: readonly FormatPart[]
   readonly numeric: boolean
+  /** Whether the value's token usually repeats from one line to the next (see compile.ts). */
+  readonly repeating: boolean
 }
 
 function isNumeric (call: TokenCall): boolean {
@@ -139,13 +141,18 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     const single = parts.length === 1 && typeof parts[0] === 'object' ? parts[0] : undefined
     for (const part of parts) if (typeof part === 'object') calls.push(part)
     const key = jsonString(name) + ':'
-    fields.push({ key, nextKey: ',' + key, keyQuote: key + '"', nextKeyQuote: ',' + key + '"', call: single, parts, numeric: single !== undefined && isNumeric(single) })
+    fields.push({ key, nextKey: ',' + key, keyQuote: key + '"', nextKeyQuote: ',' + key + '"', call: single, parts, numeric: single !== undefined && isNumeric(single), repeating: single !== undefined && repeats(single) })
   }
   const count = fields.length
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
   const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
   const resolved = new ResolvedCalls(singles)
   const { fns, safe, clean } = resolved
+  // Per field whose token usually repeats: the last string value and the text it gave after
+  // the first key (`,"method":"GET"`), used again for an equal value. As in compileFormat, one
+  // piece instead of three makes the line cheaper to put together and to encode.
+  const lastValue: Array<string | undefined> = fields.map(() => undefined)
+  const lastText: string[] = fields.map(() => '')
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     resolved.use(tokens)
     const table = resolved.table
@@ -158,13 +165,20 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
       // The value is either a JSON literal (a number, true, false) or the inside of a string.
       let literal: string | undefined
       let inside: string | undefined
+      // The token's value, for a single-token field.
+      let called: unknown
       if (field.call === undefined) {
         inside = stringInside(joinedValue(field.parts, lookup, table, req, res), false, undefined, 0)
       } else {
         const n = single++
         const value = raw !== undefined ? callResolved(fns[n], field.call, req, res, table) : callToken(lookup, field.call, req, res, table)
+        called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue
+        if (field.repeating && value === lastValue[i] && line.length > 1) {
+          line += lastText[i] as string
+          continue
+        }
         if (typeof value === 'number') {
           if (!Number.isFinite(value)) continue
           literal = `${value}`
@@ -180,12 +194,19 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
           }
         }
       }
-      if (inside !== undefined) {
-        line += line.length > 1 ? field.nextKeyQuote : field.keyQuote
+      const first = line.length === 1
+      if (field.repeating && !first) {
+        const text = inside !== undefined ? field.nextKeyQuote + inside + '"' : field.nextKey + (literal as string)
+        line += text
+        // Only a string is kept: another value may give another text each time it is read.
+        lastValue[i] = typeof called === 'string' ? called : undefined
+        lastText[i] = text
+      } else if (inside !== undefined) {
+        line += first ? field.keyQuote : field.nextKeyQuote
         line += inside
         line += '"'
       } else {
-        line += line.length > 1 ? field.nextKey : field.key
+        line += first ? field.key : field.nextKey
         line += literal as string
       }
     }

@@ -62,6 +62,17 @@ function numberText (value: unknown): string {
   return typeof value === 'number' ? `${value}` : String(value)
 }
 
+/** `major.minor`; the versions node:http speaks are constants rather than three new strings. */
+function httpVersion (major: unknown, minor: unknown): string {
+  if (major === 1) {
+    if (minor === 1) return '1.1'
+    if (minor === 0) return '1.0'
+  } else if (major === 2 && minor === 0) {
+    return '2.0'
+  }
+  return numberText(major) + '.' + numberText(minor)
+}
+
 const builtins: Record<string, BuiltinToken> = {
   url: (req) => req.originalUrl || req.url,
   method: (req) => req.method,
@@ -79,7 +90,7 @@ const builtins: Record<string, BuiltinToken> = {
   'remote-addr': remoteAddress,
   'remote-user': (req) => auth(req)?.name,
   pid: () => numberText(process.pid),
-  'http-version': (req) => numberText(req.httpVersionMajor) + '.' + numberText(req.httpVersionMinor),
+  'http-version': (req) => httpVersion(req.httpVersionMajor, req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],
   // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
   req: (req, _res, field) => field === undefined ? undefined : joinHeader(req.headers[headerKey(field)]),

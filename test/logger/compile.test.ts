@@ -138,6 +138,81 @@ describe('logger.compile(format)', () => {
   })
 })
 
+describe('lines that repeat', () => {
+  // A run of calls whose values usually repeat (date, method, status, ...) is kept as one string
+  // with its literals and used again while every value in it is the same. What a line says
+  // must never depend on the lines before it.
+  const REPEATING = [':date', ':method', ':status', ':http-version', ':remote-user', ':pid']
+
+  /** A token table answering each name with the value that line gives it. */
+  function tableOf (values: () => Record<string, unknown>): TokenIndexer {
+    return new Proxy({}, {
+      get: (_t, name) => typeof name === 'string' ? () => values()[name] : undefined
+    }) as unknown as TokenIndexer
+  }
+
+  it('gives every line morgan\'s text, whatever the lines before it were (property)', () => {
+    const piece = fc.oneof(fc.constantFrom(...REPEATING, ':url', ':status', ':method'), fc.constantFrom(' ', '"', '-', '[', '] ', 'x'))
+    // Few values, so that lines repeat; 0 and '' print as -, a number as its digits.
+    const value = fc.constantFrom<unknown>('GET', 'POST', '200', '404', '', undefined, 0, 201, 'a b')
+    const names = ['date', 'method', 'status', 'http-version', 'remote-user', 'pid', 'url']
+    const line = fc.record(Object.fromEntries(names.map((name) => [name, value])))
+    fc.assert(fc.property(fc.array(piece, { minLength: 1, maxLength: 12 }), fc.array(line, { minLength: 1, maxLength: 12 }), (pieces, lines) => {
+      const format = pieces.join('')
+      const ours = logger.compile(format)
+      const theirs = morgan.compile(format)
+      let current: Record<string, unknown> = {}
+      const table = tableOf(() => current)
+      for (const values of lines) {
+        current = values
+        assert.equal(ours(table, req, res), theirs(table, req, res), `${format} with ${JSON.stringify(values)}`)
+      }
+    }), { numRuns: 300 })
+  })
+
+  it('turns a value that is not a string into text on every line, as morgan does', () => {
+    let calls = 0
+    const counter = { toString: () => `n${++calls}` }
+    const fn = logger.compile('[:method :status]')
+    const table = tableOf(() => ({ method: 'GET', status: counter }))
+    assert.equal(fn(table, req, res), '[GET n1]')
+    assert.equal(fn(table, req, res), '[GET n2]')
+    assert.equal(calls, 2)
+  })
+
+  it('is not left half made by a token that throws', () => {
+    const fn = logger.compile(':method :status')
+    let current: Record<string, unknown> = { method: 'GET', status: '200' }
+    const table = new Proxy({}, {
+      get: (_t, name) => typeof name !== 'string'
+        ? undefined
+        : name === 'status'
+          ? () => { if (current.status === 'throw') throw new Error('token failed'); return current.status }
+          : () => current[name]
+    }) as unknown as TokenIndexer
+    assert.equal(fn(table, req, res), 'GET 200')
+    current = { method: 'POST', status: 'throw' }
+    assert.throws(() => fn(table, req, res), /token failed/)
+    current = { method: 'POST', status: '200' }
+    assert.equal(fn(table, req, res), 'POST 200')
+    current = { method: 'GET', status: '200' }
+    assert.equal(fn(table, req, res), 'GET 200')
+  })
+
+  it('makes a line of the same format inside one of its own tokens', () => {
+    interface Nested { method: string, status?: string, inner?: Nested }
+    const fn = logger.compile(':method :status')
+    const table = {
+      method: (r: Nested) => r.method,
+      status: (r: Nested) => r.inner !== undefined ? `in(${fn(table as unknown as TokenIndexer, r.inner as unknown as IncomingMessage, res)})` : r.status
+    }
+    const call = (r: Nested): string => fn(table as unknown as TokenIndexer, r as unknown as IncomingMessage, res)
+    assert.equal(call({ method: 'GET', inner: { method: 'PUT', status: '201' } }), 'GET in(PUT 201)')
+    assert.equal(call({ method: 'PUT', status: 'in(PUT 201)' }), 'PUT in(PUT 201)')
+    assert.equal(call({ method: 'PUT', status: '201' }), 'PUT 201')
+  })
+})
+
 describe('parsing a format', () => {
   it('gives back the format when its parts are put together (property)', () => {
     fc.assert(fc.property(fc.string({ maxLength: 60 }), (format) => {

@@ -2,6 +2,7 @@
 // real servers. morgan has no JSON output, so the lines are checked by parsing them.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
+import fc from 'fast-check'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { logger } from '../../src/index.js'
 import type { FormatFn, JsonFormatSpec, TokenIndexer } from '../../src/index.js'
@@ -220,6 +221,29 @@ describe('logger.json', () => {
     assert.throws(() => logger.json(null as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json(['a'] as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json({ a: 1 } as unknown as JsonFormatSpec), /key "a"/)
+  })
+
+  it('gives every line the object of its own values, whatever the lines before it were (property)', () => {
+    // Keys whose tokens usually repeat (method, status, ...) keep their text for an equal value;
+    // a key left out moves the comma to the next one.
+    const names = ['method', 'status', 'http-version', 'remote-user', 'pid', 'date', 'url']
+    const token = fc.constantFrom(...names.map((name) => `:${name}`), ':date[clf]', ':date[iso]')
+    const value = fc.constantFrom<unknown>('GET', '200', '', '-', undefined, 0, 201, true, 'a"b', 'x\u2028y')
+    const line = fc.record(Object.fromEntries(names.map((name) => [name, value])))
+    fc.assert(fc.property(fc.array(token, { minLength: 1, maxLength: 6 }), fc.array(line, { minLength: 1, maxLength: 10 }), (tokens, lines) => {
+      const spec = Object.fromEntries(tokens.map((t, i) => [`k${i}`, t]))
+      const kept = logger.json(spec)
+      let current: Record<string, unknown> = {}
+      const table = new Proxy({}, {
+        get: (_t, name) => typeof name === 'string' ? () => current[name] : undefined
+      }) as unknown as TokenIndexer
+      const req = {} as IncomingMessage
+      const res = {} as ServerResponse
+      for (const values of lines) {
+        current = values
+        assert.equal(kept(table, req, res), logger.json(spec)(table, req, res), `${JSON.stringify(spec)} with ${JSON.stringify(values)}`)
+      }
+    }), { numRuns: 300 })
   })
 
   it('never lets a token that throws crash the server', async () => {
