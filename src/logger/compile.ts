@@ -327,6 +327,7 @@ export function compileFormat (format: string): CompiledFormat {
           kept[i] = made
           for (let k = i; k <= end; k++) {
             const value = seen[k]
+            seen[k] = undefined
             // A value that is not a string is made into text by each concatenation, as before
             // (its toString may give another text each time): never kept.
             last[k] = typeof value === 'string' ? value : undefined
