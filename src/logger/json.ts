@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callResolved, callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
+import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 
 /**
@@ -147,7 +147,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
   const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
   const resolved = new ResolvedCalls(singles)
-  const { fns, safe, clean } = resolved
+  const { safe, clean } = resolved
   // Per field whose token usually repeats: the last string value and the text it gave after
   // the first key (`,"method":"GET"`), used again for an equal value. As in compileFormat, one
   // piece instead of three makes the line cheaper to put together and to encode.
@@ -171,7 +171,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
         inside = stringInside(joinedValue(field.parts, lookup, table, req, res), false, undefined, 0)
       } else {
         const n = single++
-        const value = raw !== undefined ? callResolved(fns[n], field.call, req, res, table) : callToken(lookup, field.call, req, res, table)
+        const value = raw !== undefined ? resolved.value(n, req, res) : callToken(lookup, field.call, req, res, table)
         called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue

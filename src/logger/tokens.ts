@@ -5,7 +5,7 @@ import auth from 'basic-auth'
 import { BoundedCache } from '../cache.js'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
-import { markSafe } from './compile.js'
+import { markFieldReader, markSafe } from './compile.js'
 import { bodyBytes, responseHeader } from './response.js'
 
 /** The fields morgan's users and Express put on a request, which tokens read. */
@@ -57,6 +57,14 @@ function headerKey (field: string): string {
   return HEADER_KEYS.get(field, lowerCaseKey)
 }
 
+function requestField (req: IncomingMessage, _res: unknown, key: string): string | undefined {
+  return joinHeader(req.headers[key])
+}
+
+function responseField (_req: unknown, res: ServerResponse, key: string): string | undefined {
+  return headersSent(res) ? joinHeader(responseHeader(res, key)) : undefined
+}
+
 /** A number as text: a template literal takes V8's number-to-string cache, String() a call. */
 function numberText (value: unknown): string {
   return typeof value === 'number' ? `${value}` : String(value)
@@ -93,8 +101,8 @@ const builtins: Record<string, BuiltinToken> = {
   'http-version': (req) => httpVersion(req.httpVersionMajor, req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],
   // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
-  req: (req, _res, field) => field === undefined ? undefined : joinHeader(req.headers[headerKey(field)]),
-  res: (_req, res, field) => field === undefined || !headersSent(res) ? undefined : joinHeader(responseHeader(res, headerKey(field))),
+  req: (req, _res, field) => field === undefined ? undefined : requestField(req, undefined, headerKey(field)),
+  res: (req, res, field) => field === undefined ? undefined : responseField(req, res, headerKey(field)),
   // Not in morgan. Counted only for loggers whose format reads it (see hookBodyBytes).
   'res-bytes': (_req, res) => {
     const bytes = bodyBytes(res)
@@ -108,5 +116,7 @@ const SAFE_BUILTINS = ['date', 'response-time', 'total-time', 'pid', 'res-bytes'
 /** Registers every built-in token through `token`. */
 export function registerTokens (token: (name: string, fn: BuiltinToken) => unknown): void {
   for (const name of SAFE_BUILTINS) markSafe(builtins[name] as BuiltinToken)
+  markFieldReader(builtins.req as BuiltinToken, { key: headerKey, read: requestField })
+  markFieldReader(builtins.res as BuiltinToken, { key: headerKey, read: responseField })
   for (const name of Object.keys(builtins)) token(name, builtins[name] as BuiltinToken)
 }

@@ -92,6 +92,24 @@ describe('logger.compile(format)', () => {
     assert.match(fn(table, req, res), /^\d\d\/\w{3}\/\d{4}:\d\d:\d\d:\d\d \+0000\|\d+$/)
   })
 
+  it('calls a replaced :req or :res token with the argument as written, and escapes its value', () => {
+    const fn = logger.compile(':req[X-Id]|:res[Content-Type]')
+    const table = logger as unknown as TokenIndexer
+    const builtin = { req: table.req, res: table.res }
+    const req = { headers: { 'x-id': 'a"b' } } as unknown as IncomingMessage
+    const res = { headersSent: true, getHeader: (name: string) => name === 'content-type' ? 'text/plain' : undefined } as unknown as ServerResponse
+    assert.equal(fn(table, req, res), 'a\\"b|text/plain')
+    try {
+      logger.token('req', (_req, _res, arg) => `req(${String(arg)})`)
+      logger.token('res', (_req, _res, arg) => `res(${String(arg)})\n`)
+      assert.equal(fn(table, req, res), 'req(X-Id)|res(Content-Type)\\n')
+    } finally {
+      logger.token('req', builtin.req)
+      logger.token('res', builtin.res)
+    }
+    assert.equal(fn(table, req, res), 'a\\"b|text/plain')
+  })
+
   it('prints - for a token that gives undefined, null, an empty string, 0 or false', () => {
     const values: Record<string, unknown> = { u: undefined, n: null, e: '', z: 0, f: false, t: true, one: 1 }
     const table = new Proxy({}, { get: (_t, name) => typeof name === 'string' ? () => values[name.slice(1)] : undefined }) as unknown as TokenIndexer
