@@ -2,7 +2,8 @@
 // and morgan's millisecond arithmetic.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { currentDate, formatClfDate, formatDuration } from '../../src/logger/clock.js'
+import fc from 'fast-check'
+import { currentDate, fixed, formatClfDate, formatDuration } from '../../src/logger/clock.js'
 import { compareWithMorgan, maskClock, sleep } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
 
@@ -85,6 +86,26 @@ describe('durations', () => {
   it('are milliseconds between two hrtime marks, with 3 decimals by default', () => {
     assert.equal(formatDuration([10, 0], [10, 1_500_000], undefined), '1.500')
     assert.equal(formatDuration([1, 999_000_000], [2, 1_000_000], undefined), '2.000')
+  })
+
+  it('print what toFixed(3) prints, ties and near-ties included (property)', () => {
+    const seconds = fc.oneof(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 2_000_000 }))
+    // nanoseconds ending in 500 put the product exactly on a tie; around them, near one
+    const nanos = fc.oneof(fc.integer({ min: 0, max: 999_999_999 }), fc.integer({ min: 0, max: 999_999 }).map((n) => n * 1000 + 500), fc.integer({ min: 0, max: 999_999 }).map((n) => n * 1000 + 499), fc.integer({ min: 0, max: 999_999 }).map((n) => n * 1000 + 501))
+    fc.assert(fc.property(seconds, nanos, seconds, nanos, (s0, n0, ds, n1) => {
+      const start: [number, number] = [s0, n0]
+      const end: [number, number] = [s0 + ds, n1]
+      const ms = ds * 1e3 + (n1 - n0) * 1e-6
+      assert.equal(formatDuration(start, end, undefined), ms.toFixed(3), `${ms}`)
+    }), { numRuns: 20_000 })
+  })
+
+  it('print any number as toFixed does', () => {
+    const samples = [0, -0, 1.2345, 1.0005, 2.5e-4, 4.9999e-4, 0.0005, 999.9995, 1e9 - 0.0005, 1e9, 1e21, -1.5, Number.NaN, Infinity, 123456.789, 0.1 + 0.2]
+    for (const ms of samples) assert.equal(fixed(ms, undefined), ms.toFixed(3), `${ms}`)
+    fc.assert(fc.property(fc.double({ min: 0, max: 1e10, noNaN: true }), (ms) => {
+      assert.equal(fixed(ms, undefined), ms.toFixed(3), `${ms}`)
+    }), { numRuns: 20_000 })
   })
 
   it('take the number of decimals as a string or a number', () => {
