@@ -218,7 +218,7 @@ export class ResolvedCalls {
     return callResolved(this.fns[i], this.calls[i] as TokenCall, req, res, this.table)
   }
 
-  /** Brings `table`, `raw`, `fns` and `safe` up to date for a call with `tokens`. */
+  /** Brings `table`, `raw` and the per-call functions, flags, readers and keys up to date for a call with `tokens`. */
   use (tokens: TokenLookup): void {
     if (tokens !== this.given) {
       const table = tokenTable(tokens)
