@@ -95,13 +95,19 @@ function stringInside (text: string, safe: boolean, clean: Array<string | undefi
   return text
 }
 
+// What the line holds before a key: nothing yet, a value closed (a literal), or a string value
+// whose closing quote has not been written. The quote is written with the next key (`","key":`)
+// or the closing brace: one piece fewer per string value.
+const EMPTY = 0
+const CLOSED = 1
+const OPEN = 2
+
 interface Field {
-  /** `"key":` for the first key written, `,"key":` for the others. */
-  readonly key: string
-  readonly nextKey: string
-  /** The same with the opening quote of a string value: `"key":"` and `,"key":"`. */
-  readonly keyQuote: string
-  readonly nextKeyQuote: string
+  /**
+   * What goes before the value, by what the line holds (EMPTY, CLOSED, OPEN) times two, plus
+   * one for a string value: `{"key":`, `{"key":"`, `,"key":`, `,"key":"`, `","key":`, `","key":"`.
+   */
+  readonly prefixes: readonly string[]
   /** The single token call of the value, when the value is exactly one token. */
   readonly call: TokenCall | undefined
   /** The literal text and token calls of any other value. */
@@ -141,24 +147,27 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     const single = parts.length === 1 && typeof parts[0] === 'object' ? parts[0] : undefined
     for (const part of parts) if (typeof part === 'object') calls.push(part)
     const key = jsonString(name) + ':'
-    fields.push({ key, nextKey: ',' + key, keyQuote: key + '"', nextKeyQuote: ',' + key + '"', call: single, parts, numeric: single !== undefined && isNumeric(single), repeating: single !== undefined && repeats(single) })
+    const prefixes = ['{', ',', '",'].flatMap((before) => [before + key, before + key + '"'])
+    fields.push({ prefixes, call: single, parts, numeric: single !== undefined && isNumeric(single), repeating: single !== undefined && repeats(single) })
   }
   const count = fields.length
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
   const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
   const resolved = new ResolvedCalls(singles)
   const { safe, clean } = resolved
-  // Per field whose token usually repeats: the last string value and the text it gave after
-  // the first key (`,"method":"GET"`), used again for an equal value. As in compileFormat, one
-  // piece instead of three makes the line cheaper to put together and to encode.
+  // Per field whose token usually repeats: the last string value, what the line held before it
+  // and the text it gave (`,"method":"GET`), used again for an equal value after the same. As in
+  // compileFormat, one piece instead of two makes the line cheaper to put together and to encode.
   const lastValue: Array<string | undefined> = fields.map(() => undefined)
+  const lastBefore: number[] = fields.map(() => EMPTY)
   const lastText: string[] = fields.map(() => '')
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     resolved.use(tokens)
     const table = resolved.table
     const raw = resolved.raw
     const lookup = raw ?? table
-    let line = '{'
+    let line = ''
+    let held = EMPTY
     let single = 0
     for (let i = 0; i < count; i++) {
       const field = fields[i] as Field
@@ -175,8 +184,9 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
         called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue
-        if (field.repeating && value === lastValue[i] && line.length > 1) {
+        if (field.repeating && value === lastValue[i] && held === lastBefore[i]) {
           line += lastText[i] as string
+          held = field.numeric ? CLOSED : OPEN
           continue
         }
         if (typeof value === 'number') {
@@ -194,23 +204,23 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
           }
         }
       }
-      const first = line.length === 1
-      if (field.repeating && !first) {
-        const text = inside !== undefined ? field.nextKeyQuote + inside + '"' : field.nextKey + (literal as string)
+      const before = held
+      held = inside !== undefined ? OPEN : CLOSED
+      const prefix = field.prefixes[before * 2 + (inside !== undefined ? 1 : 0)] as string
+      if (field.repeating && typeof called === 'string' && held === (field.numeric ? CLOSED : OPEN)) {
+        // Kept only for a string, and only when it gives the usual kind of value, so that an equal
+        // value later leaves the line in the same state.
+        const text = prefix + (inside ?? literal as string)
         line += text
-        // Only a string is kept: another value may give another text each time it is read.
-        lastValue[i] = typeof called === 'string' ? called : undefined
+        lastValue[i] = called
+        lastBefore[i] = before
         lastText[i] = text
-      } else if (inside !== undefined) {
-        line += first ? field.keyQuote : field.nextKeyQuote
-        line += inside
-        line += '"'
       } else {
-        line += first ? field.key : field.nextKey
-        line += literal as string
+        line += prefix
+        line += inside ?? literal as string
       }
     }
-    return line + '}'
+    return line + (held === EMPTY ? '{}' : held === OPEN ? '"}' : '}')
   }, calls)
 }
 
