@@ -320,7 +320,7 @@ export function compileFormat (format: string): CompiledFormat {
   const head = count > 0 && (runEnd[0] as number) >= 0 ? '' : literals[0] as string
   // Per call in a run: its text in the kept string of the run (undefined: not a string, or none
   // yet). Per first call of a run: the kept string.
-  const last: Array<string | undefined> = calls.map(() => undefined)
+  const keptValues: Array<string | undefined> = calls.map(() => undefined)
   const kept: string[] = calls.map(() => '')
   // The values of the run being made, until it is kept.
   const seen: unknown[] = calls.map(() => undefined)
@@ -353,9 +353,9 @@ export function compileFormat (format: string): CompiledFormat {
           const value = valueAt(resolved, calls, k, req, res) || '-'
           seen[k] = value
           if (made === undefined) {
-            if (typeof value === 'string' && value === last[k]) continue
+            if (typeof value === 'string' && value === keptValues[k]) continue
             made = literals[i] as string
-            for (let m = i; m < k; m++) made += (last[m] as string) + (literals[m + 1] as string)
+            for (let m = i; m < k; m++) made += (keptValues[m] as string) + (literals[m + 1] as string)
           }
           made += value as string
           made += literals[k + 1] as string
@@ -368,7 +368,7 @@ export function compileFormat (format: string): CompiledFormat {
             seen[k] = undefined
             // A value that is not a string is made into text by each concatenation, as before
             // (its toString may give another text each time): never kept.
-            last[k] = typeof value === 'string' ? value : undefined
+            keptValues[k] = typeof value === 'string' ? value : undefined
           }
         }
         line += kept[i] as string
