@@ -82,7 +82,9 @@ export function machineLine (results) {
   const { machine: m, config: c } = results
   return `${m.cpu}, ${m.cores} cores, Node.js ${m.node}, ${m.platform}; ${m.date}; ` +
     `load average ${m.loadAverageAtStart.toFixed(2)} at the start, ${m.loadAverageAtEnd.toFixed(2)} at the end; ` +
-    `${c.rounds} rounds of a fresh server process, ${2 * c.warmup} s warm-up + ${c.duration} s measured per variant, ${c.connections} connections; ` +
+    `${c.rounds} rounds of a fresh server process per variant, ${2 * c.warmup} s warm-up + ${c.duration} s measured per variant` +
+    (c.slices > 1 ? ` in ${c.slices} slices of ${c.duration / c.slices} s, the variants of a round taking turns slice by slice` : ', one variant after the other') +
+    `, ${c.connections} connections; ` +
     (c.pinned ? 'server pinned to CPU 0, autocannon to CPU 1.' : 'no CPU pinning (taskset or a second CPU missing).')
 }
 
@@ -95,7 +97,7 @@ export function markdown (results) {
     'CPU µs/req is the server process\'s own CPU time (user + system) over the measured window divided by the ' +
     'requests it answered; × columns are that ratio against each variant, taken per round, median over the rounds. ' +
     'req/s is autocannon\'s throughput (the load generator has one CPU, so this is less steady). ' +
-    'Every window is served by a fresh server process. Memory is measured after a full GC at the end of each window (median); heap Δ is the heap after a full GC at the end of the window against the same at its start (median).', '')
+    'Every round starts a fresh server process per variant. Memory is measured after a full GC at the end of each window (median); heap Δ is the heap after a full GC at the end of the window against the same at its start (median).', '')
   for (const group of ['body', 'logger']) {
     const caseResults = results.cases.filter(c => c.group === group)
     if (caseResults.length === 0) continue

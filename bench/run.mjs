@@ -5,6 +5,8 @@
 //   BENCH_DURATION=2      measured seconds per variant and round
 //   BENCH_WARMUP=1        warm-up: twice this many seconds before each measured window
 //   BENCH_CONNECTIONS=10  autocannon connections
+//   BENCH_SLICES=4        slices each measured window is cut into, the variants of a round taking
+//                         turns slice by slice; 1: one whole window per variant, one server at a time
 //   BENCH_CASES=...       comma list: case names, substrings of them ('json'), or a group ('body', 'logger')
 //   BENCH_VARIANTS=...    comma list of variant names or substrings; the floor always runs
 //   BENCH_OUT=dir         where RESULTS.md and results.json go (default: bench/ for a complete run,
@@ -21,7 +23,7 @@ import os from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CASES, FLOOR, NOTES, payloadOf, requestOf } from './cases.mjs'
-import { markdown, summarizeCase } from './report.mjs'
+import { markdown, median, summarizeCase } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 
@@ -46,6 +48,7 @@ function readConfig () {
     duration: numberFromEnv('BENCH_DURATION', 2),
     warmup: numberFromEnv('BENCH_WARMUP', 1),
     connections: Math.round(numberFromEnv('BENCH_CONNECTIONS', 10)),
+    slices: Math.round(numberFromEnv('BENCH_SLICES', 4)),
     cases: casesFilter,
     variants: variantsFilter,
     pinned: canPin()
@@ -223,25 +226,150 @@ async function measure (config, load, c, variant, server) {
   const window = await server.ask({ type: 'stop' }, m => m.type === 'stopped')
   const problem = loadProblem(result, window)
   if (problem) return { problem }
+  return windowRun(window, [result])
+}
+
+/** The record of one measured window: what the server counted, and the load of its slices. */
+function windowRun (window, results) {
   if (window.answered === 0) return { problem: 'the server answered no request in the measured window' }
+  const seconds = results.reduce((n, r) => n + r.duration, 0)
+  const completed = results.reduce((n, r) => n + r.completed, 0)
   return {
     run: {
       cpuUsPerReq: window.cpuUs / window.answered,
-      reqPerSec: result.reqPerSec,
+      reqPerSec: seconds > 0 ? completed / seconds : 0,
       answered: window.answered,
       cpuUs: window.cpuUs,
       serverFailures: window.failed,
       preempted: window.preempted,
-      completed: result.completed,
-      seconds: result.duration,
-      latencyP50: result.latencyP50,
-      latencyP99: result.latencyP99,
+      completed,
+      seconds,
+      slices: results.length,
+      // of the slices: the median of their medians, the worst of their 99th percentiles
+      latencyP50: median(results.map(r => r.latencyP50)),
+      latencyP99: Math.max(...results.map(r => r.latencyP99)),
       rss: window.rss,
       heapUsed: window.heapUsed,
       heapGrowth: window.heapGrowth,
       maxRss: window.maxRss
     }
   }
+}
+
+// Work a slice's requests leave behind (responses still being written, a log batch due within
+// 10 ms, connections closing) belongs to the slice: its clock stops this long after the load.
+const SLICE_SETTLE_MS = 50
+
+/**
+ * One round measured in slices: every variant has its own fresh server, all of them up at
+ * once (each on the same CPU, idle while another is loaded), and the variants take turns slice
+ * by slice. A slow spell of the machine then falls on every variant of the round alike, where
+ * whole windows one after the other could each meet a different one. Returns the runs by
+ * variant; a variant that fails is marked broken and left out.
+ */
+async function sliceRound (config, load, c, order, round, tmpDir, servers, broken, markBroken) {
+  const active = []
+  for (const variant of order) {
+    if (broken[variant]) continue
+    try {
+      const server = await startServer(config, c, variant, tmpDir)
+      servers.set(variant, server)
+      const checked = await checkVariant(c, server)
+      if (checked) { await markBroken(variant, checked); continue }
+      active.push(variant)
+    } catch (err) {
+      await markBroken(variant, `cannot start: ${err.message}`)
+    }
+  }
+  const results = new Map(active.map(v => [v, []]))
+  const fail = async (variant, problem) => {
+    active.splice(active.indexOf(variant), 1)
+    await markBroken(variant, `round ${round + 1}: ${problem}`)
+  }
+  const attempt = async (variant, step) => {
+    try {
+      return await step()
+    } catch (err) {
+      if (err instanceof LoadGeneratorError) throw err
+      await fail(variant, err.message)
+      return null
+    }
+  }
+  settleDisk()
+  for (const variant of [...active]) {
+    const server = servers.get(variant)
+    const warm = await attempt(variant, () => load.run(c, server.port, 2 * config.warmup))
+    const problem = warm && loadProblem(warm)
+    if (problem) await fail(variant, `during warm-up: ${problem}`)
+  }
+  for (const variant of [...active]) {
+    await attempt(variant, () => servers.get(variant).ask({ type: 'start', paused: true }, m => m.type === 'started'))
+  }
+  for (let slice = 0; slice < config.slices; slice++) {
+    // forwards, then backwards: within a round every variant is as often early as late
+    const turn = slice % 2 === 0 ? [...active] : [...active].reverse()
+    for (const variant of turn) {
+      if (!active.includes(variant)) continue
+      const server = servers.get(variant)
+      settleDisk()
+      const result = await attempt(variant, async () => {
+        await server.ask({ type: 'resume' }, m => m.type === 'resumed')
+        const r = await load.run(c, server.port, config.duration / config.slices)
+        await new Promise(resolve => setTimeout(resolve, SLICE_SETTLE_MS))
+        await server.ask({ type: 'pause' }, m => m.type === 'paused')
+        return r
+      })
+      if (result === null) continue
+      const problem = loadProblem(result)
+      if (problem) { await fail(variant, problem); continue }
+      results.get(variant).push(result)
+    }
+  }
+  const runs = {}
+  for (const variant of [...active]) {
+    const window = await attempt(variant, () => servers.get(variant).ask({ type: 'stop' }, m => m.type === 'stopped'))
+    if (window === null) continue
+    const { run, problem } = windowRun(window, results.get(variant))
+    if (problem) { await fail(variant, problem); continue }
+    runs[variant] = run
+  }
+  return runs
+}
+
+/**
+ * One round measured in whole windows: the variants one after the other, each with a fresh
+ * server, alone on its CPU for its warm-up and window. Returns the runs by variant.
+ */
+async function wholeWindowRound (config, load, c, order, round, tmpDir, servers, broken, markBroken) {
+  const runs = {}
+  for (const variant of order) {
+    if (broken[variant]) continue
+    let server
+    try {
+      server = await startServer(config, c, variant, tmpDir)
+      servers.set(variant, server)
+      const checked = await checkVariant(c, server)
+      if (checked) {
+        await markBroken(variant, checked)
+        continue
+      }
+      const { run, problem } = await measure(config, load, c, variant, server)
+      if (problem) {
+        await markBroken(variant, `round ${round + 1}: ${problem}`)
+        continue
+      }
+      runs[variant] = run
+    } catch (err) {
+      if (err instanceof LoadGeneratorError) throw err
+      await markBroken(variant, server ? `round ${round + 1}: ${err.message}` : `cannot start: ${err.message}`)
+    } finally {
+      if (servers.get(variant) === server && server) {
+        servers.delete(variant)
+        await server.stop()
+      }
+    }
+  }
+  return runs
 }
 
 async function runCase (config, load, c, tmpRoot) {
@@ -256,7 +384,8 @@ async function runCase (config, load, c, tmpRoot) {
     servers.delete(variant)
     return server?.stop()
   }
-  // Every window gets a fresh server process. A process kept for all rounds carried its own
+  const measureRound = config.slices > 1 ? sliceRound : wholeWindowRound
+  // Every round gets fresh server processes. A process kept for all rounds carried its own
   // persistent speed: with the same build loaded as three variants, the one started first
   // measured about 20 us/request and the next one 25-32 in every round. A fresh process per
   // round spreads whatever makes one process faster than another over all variants.
@@ -266,41 +395,23 @@ async function runCase (config, load, c, tmpRoot) {
       // no variant always runs right after the same neighbour
       const rotated = c.variants.map((_, i) => c.variants[(i + round) % c.variants.length])
       const order = round % 2 === 1 ? rotated.reverse() : rotated
-      const runs = {}
+      let runs
+      try {
+        runs = await measureRound(config, load, c, order, round, tmpDir, servers, caseResult.broken, markBroken)
+      } finally {
+        await Promise.all([...servers.values()].map(s => s.stop()))
+        servers.clear()
+      }
       for (const variant of order) {
-        if (caseResult.broken[variant]) continue
-        let server
-        try {
-          server = await startServer(config, c, variant, tmpDir)
-          servers.set(variant, server)
-          const checked = await checkVariant(c, server)
-          if (checked) {
-            await markBroken(variant, checked)
-            continue
-          }
-          const { run, problem } = await measure(config, load, c, variant, server)
-          if (problem) {
-            await markBroken(variant, `round ${round + 1}: ${problem}`)
-            continue
-          }
-          runs[variant] = run
-          console.log(`${c.name.padEnd(20)} round ${round + 1}/${config.rounds}  ${variant.padEnd(12)} ` +
-            `${run.cpuUsPerReq.toFixed(1).padStart(7)} µs/req ${run.reqPerSec.toFixed(0).padStart(7)} req/s ` +
-            `${String(run.preempted).padStart(5)} preempted`)
-        } catch (err) {
-          if (err instanceof LoadGeneratorError) throw err
-          await markBroken(variant, server ? `round ${round + 1}: ${err.message}` : `cannot start: ${err.message}`)
-        } finally {
-          if (servers.get(variant) === server && server) {
-            servers.delete(variant)
-            await server.stop()
-          }
-        }
+        const run = runs[variant]
+        if (!run) continue
+        console.log(`${c.name.padEnd(20)} round ${round + 1}/${config.rounds}  ${variant.padEnd(12)} ` +
+          `${run.cpuUsPerReq.toFixed(1).padStart(7)} µs/req ${run.reqPerSec.toFixed(0).padStart(7)} req/s ` +
+          `${String(run.preempted).padStart(5)} preempted`)
       }
       caseResult.rounds.push({ round: round + 1, order, runs })
     }
   } finally {
-    await Promise.all([...servers.values()].map(s => s.stop()))
     rmSync(tmpDir, { recursive: true, force: true })
   }
   caseResult.summary = summarizeCase(caseResult)
@@ -311,8 +422,9 @@ async function main () {
   const config = readConfig()
   const cases = selectCases(config)
   const runs = cases.reduce((n, c) => n + c.variants.length, 0) * config.rounds
-  // each window: a fresh process and its check (about half a second), the warm-up, the window
-  const estimate = Math.ceil(runs * (2 * config.warmup + config.duration + 0.6) / 60)
+  // each window: a fresh process and its check (about half a second), the warm-up, the window,
+  // and per slice a disk sync and the settling time
+  const estimate = Math.ceil(runs * (2 * config.warmup + config.duration + 0.6 + (config.slices > 1 ? 0.15 * config.slices : 0)) / 60)
   console.log(`${config.kind} run: ${cases.length} cases, ${runs} measured windows, about ${estimate} min` +
     (config.pinned ? '' : ' (no CPU pinning: taskset or a second CPU is missing)'))
   for (const c of cases) if (c.group === 'body') payloadOf(c)

@@ -2,7 +2,9 @@
 //
 // Started by run.mjs (pinned to one CPU, with an IPC channel) it measures itself: between the
 // 'start' and 'stop' messages it counts the requests it answers and takes its own CPU time
-// (process.cpuUsage: user + system), then reports both with its memory.
+// (process.cpuUsage: user + system), then reports both with its memory. A window measured in
+// slices ('start' with `paused`, then 'resume' / 'pause' around each slice) counts the CPU time
+// of its slices only.
 //
 // Started by hand (no IPC) it prints its URL and serves until Ctrl-C, e.g. to profile:
 //   node --cpu-prof bench/server.mjs json-small foyer
@@ -88,9 +90,28 @@ async function checkLog (marker) {
   return 'no log line for the check request reached the log file within 3 s'
 }
 
-let startCpu = null
 let startHeap = 0
-let startSwitches = 0
+// CPU time and preemptions of the window: the sum over its slices, each from 'resume' (or
+// 'start') to 'pause' (or 'stop'). Between slices the load goes to the other variants and this
+// process waits; its idle time is not counted.
+let cpuUs = 0
+let preempted = 0
+let sliceCpu = null
+let sliceSwitches = 0
+
+function resume () {
+  sliceSwitches = process.resourceUsage().involuntaryContextSwitches
+  sliceCpu = process.cpuUsage()
+}
+
+function pause () {
+  if (sliceCpu === null) return
+  const cpu = process.cpuUsage(sliceCpu)
+  cpuUs += cpu.user + cpu.system
+  // being preempted (another process on this CPU) makes each request dearer: a noisy window
+  preempted += process.resourceUsage().involuntaryContextSwitches - sliceSwitches
+  sliceCpu = null
+}
 
 function onMessage (message) {
   switch (message.type) {
@@ -98,19 +119,28 @@ function onMessage (message) {
       answered = 0
       failed = 0
       lastError = null
+      cpuUs = 0
+      preempted = 0
       // what the server holds before the window, after a full collection: the window's growth is
       // measured against it
       global.gc?.()
       startHeap = process.memoryUsage().heapUsed
-      startSwitches = process.resourceUsage().involuntaryContextSwitches
-      startCpu = process.cpuUsage()
+      // a window measured in slices starts paused: its first 'resume' starts the clock
+      if (message.paused) sliceCpu = null
+      else resume()
       send({ type: 'started' })
       break
+    case 'resume':
+      resume()
+      send({ type: 'resumed' })
+      break
+    case 'pause':
+      pause()
+      send({ type: 'paused' })
+      break
     case 'stop': {
-      const cpu = process.cpuUsage(startCpu)
-      // being preempted (another process on this CPU) makes each request dearer: a noisy window
-      const preempted = process.resourceUsage().involuntaryContextSwitches - startSwitches
-      const window = { answered, failed, lastError, cpuUs: cpu.user + cpu.system, preempted }
+      pause()
+      const window = { answered, failed, lastError, cpuUs, preempted }
       // Memory after a full collection: what the server still holds, not garbage not yet swept.
       global.gc?.()
       const mem = process.memoryUsage()
