@@ -7,6 +7,8 @@
 // Timings use process.hrtime() pairs because custom tokens written for morgan read them from
 // `req._startAt` and `res._startAt`; the arithmetic is morgan's, so the digits are identical.
 
+import { flattened } from './compile.js'
+
 const CLF_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 
 function pad2 (n: number): string {
@@ -23,10 +25,12 @@ let cachedSecond = Number.NaN
 let clf = ''
 let web = ''
 let isoPrefix = ''
+let isoAt = Number.NaN
+let iso = ''
 
 function refresh (second: number): void {
   const date = new Date(second * 1000)
-  clf = formatClfDate(date)
+  clf = flattened(formatClfDate(date))
   web = date.toUTCString()
   // Everything up to and including the dot before the milliseconds; the year may be longer
   // than four digits, the tail `.mmmZ` never is.
@@ -46,8 +50,13 @@ export function currentDate (format: string | undefined): string | undefined {
     case 'clf': return clf
     case 'web': return web
     case 'iso': {
-      const ms = now - second * 1000
-      return isoPrefix + (ms < 10 ? '00' : ms < 100 ? '0' : '') + `${ms}` + 'Z'
+      // made once per millisecond: a busy server logs several lines in each
+      if (now !== isoAt) {
+        const ms = now - second * 1000
+        iso = flattened(isoPrefix + (ms < 10 ? '00' : ms < 100 ? '0' : '') + `${ms}` + 'Z')
+        isoAt = now
+      }
+      return iso
     }
     default: return undefined
   }

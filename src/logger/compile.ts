@@ -280,6 +280,21 @@ export function repeats (call: TokenCall): boolean {
   return REPEATING.has(call.name) && !(call.name === 'date' && call.arg === 'iso')
 }
 
+// The character `flattened` reads: stored, so the read is not optimized away as unused.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- written only, on purpose
+let lastRead = 0
+
+/**
+ * `text`, flattened. A string made by concatenation is a tree of its pieces until V8 copies
+ * it into one block, which it does for every line when the line is encoded, walking the tree.
+ * A kept string goes into many lines: flattened once, each line copies it as one block.
+ * Reading a character of a concatenated string makes V8 flatten it in place.
+ */
+export function flattened (text: string): string {
+  if (text.length > 0) lastRead = text.charCodeAt(0)
+  return text
+}
+
 /** The text of call `i` for one line: the token's value, escaped unless it is known safe. */
 function valueAt (resolved: ResolvedCalls, calls: readonly TokenCall[], i: number, req: IncomingMessage, res: ServerResponse): unknown {
   const raw = resolved.raw
@@ -362,7 +377,7 @@ export function compileFormat (format: string): CompiledFormat {
         }
         if (made !== undefined) {
           // Kept only once the whole run is made: a token that throws leaves the old pair.
-          kept[i] = made
+          kept[i] = flattened(made)
           for (let k = i; k <= end; k++) {
             const value = seen[k]
             seen[k] = undefined

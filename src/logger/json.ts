@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
+import { callToken, declareUses, flattened, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 
 /**
@@ -210,7 +210,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
       if (field.repeating && typeof called === 'string' && held === (field.numeric ? CLOSED : OPEN)) {
         // Kept only for a string, and only when it gives the usual kind of value, so that an equal
         // value later leaves the line in the same state.
-        const text = prefix + (inside ?? literal as string)
+        const text = flattened(prefix + (inside ?? literal as string))
         line += text
         lastValue[i] = called
         lastBefore[i] = before

@@ -66,6 +66,22 @@ describe('the current date', () => {
     assert.ok(drift < 1000, `ISO date off by ${drift} ms`)
   })
 
+  it('gives the ISO text of the millisecond it is called in, also when the clock repeats or goes back', () => {
+    const realNow = Date.now
+    const base = Date.UTC(2026, 10, 22, 11, 59, 59, 998)
+    // the same millisecond twice, the next ones across a second, then back by five seconds and
+    // to a millisecond seen before
+    const times = [base, base, base + 1, base + 2, base + 2, base + 12, base - 5000, base + 1, base + 1]
+    try {
+      for (const t of times) {
+        Date.now = () => t
+        assert.equal(currentDate('iso'), new Date(t).toISOString())
+      }
+    } finally {
+      Date.now = realNow
+    }
+  })
+
   it('reuses one string within a second and moves on with the next', async () => {
     const [a, b] = await early(() => [currentDate('clf'), currentDate('clf')])
     assert.equal(a, b)
