@@ -424,7 +424,7 @@ async function main () {
   const runs = cases.reduce((n, c) => n + c.variants.length, 0) * config.rounds
   // each window: a fresh process and its check (about half a second), the warm-up, the window,
   // and per slice a disk sync and the settling time
-  const estimate = Math.ceil(runs * (2 * config.warmup + config.duration + 0.6 + (config.slices > 1 ? 0.15 * config.slices : 0)) / 60)
+  const estimate = Math.ceil(runs * (2 * config.warmup + config.duration + 0.6 + (config.slices > 1 ? 0.5 * config.slices : 0)) / 60)
   console.log(`${config.kind} run: ${cases.length} cases, ${runs} measured windows, about ${estimate} min` +
     (config.pinned ? '' : ' (no CPU pinning: taskset or a second CPU is missing)'))
   for (const c of cases) if (c.group === 'body') payloadOf(c)
