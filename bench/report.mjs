@@ -21,7 +21,8 @@ export function quantile (values, p) {
 /**
  * The summary of one case: per variant the median CPU per request and throughput, and the
  * ratio to every other variant, taken within each round (both ran minutes apart at most,
- * under the same machine noise) and then the median over the rounds.
+ * under the same machine noise) and then the median over the rounds, with the first and third
+ * quartiles of the per-round ratios to the floor.
  */
 export function summarizeCase (caseResult) {
   const { variants, rounds, group } = caseResult
