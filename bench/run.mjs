@@ -271,15 +271,7 @@ async function sliceRound (config, load, c, order, round, tmpDir, servers, broke
   const active = []
   for (const variant of order) {
     if (broken[variant]) continue
-    try {
-      const server = await startServer(config, c, variant, tmpDir)
-      servers.set(variant, server)
-      const checked = await checkVariant(c, server)
-      if (checked) { await markBroken(variant, checked); continue }
-      active.push(variant)
-    } catch (err) {
-      await markBroken(variant, `cannot start: ${err.message}`)
-    }
+    if (await startChecked(config, c, variant, tmpDir, servers, markBroken)) active.push(variant)
   }
   const results = new Map(active.map(v => [v, []]))
   const fail = async (variant, problem) => {
@@ -344,15 +336,9 @@ async function wholeWindowRound (config, load, c, order, round, tmpDir, servers,
   const runs = {}
   for (const variant of order) {
     if (broken[variant]) continue
-    let server
+    const server = await startChecked(config, c, variant, tmpDir, servers, markBroken)
+    if (!server) continue
     try {
-      server = await startServer(config, c, variant, tmpDir)
-      servers.set(variant, server)
-      const checked = await checkVariant(c, server)
-      if (checked) {
-        await markBroken(variant, checked)
-        continue
-      }
       const { run, problem } = await measure(config, load, c, variant, server)
       if (problem) {
         await markBroken(variant, `round ${round + 1}: ${problem}`)
@@ -361,15 +347,36 @@ async function wholeWindowRound (config, load, c, order, round, tmpDir, servers,
       runs[variant] = run
     } catch (err) {
       if (err instanceof LoadGeneratorError) throw err
-      await markBroken(variant, server ? `round ${round + 1}: ${err.message}` : `cannot start: ${err.message}`)
+      await markBroken(variant, `round ${round + 1}: ${err.message}`)
     } finally {
-      if (servers.get(variant) === server && server) {
+      // markBroken has already stopped a broken variant's server
+      if (servers.get(variant) === server) {
         servers.delete(variant)
         await server.stop()
       }
     }
   }
   return runs
+}
+
+/**
+ * A fresh server for `variant`, kept in `servers`, once it passed its start-up check; null when
+ * it cannot start or fails the check, the variant then being marked broken (which stops it).
+ */
+async function startChecked (config, c, variant, tmpDir, servers, markBroken) {
+  try {
+    const server = await startServer(config, c, variant, tmpDir)
+    servers.set(variant, server)
+    const checked = await checkVariant(c, server)
+    if (checked) {
+      await markBroken(variant, checked)
+      return null
+    }
+    return server
+  } catch (err) {
+    await markBroken(variant, `cannot start: ${err.message}`)
+    return null
+  }
 }
 
 async function runCase (config, load, c, tmpRoot) {
