@@ -1,8 +1,10 @@
 // From the measured rounds to medians, ratios and the markdown table.
 import { FLOOR, GROUP_VARIANTS } from './cases.mjs'
 
+const sortedFinite = values => values.filter(Number.isFinite).sort((a, b) => a - b)
+
 export function median (values) {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
+  const sorted = sortedFinite(values)
   if (sorted.length === 0) return NaN
   const mid = sorted.length >> 1
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
@@ -10,7 +12,7 @@ export function median (values) {
 
 /** The `p` quantile of `values` (0 ≤ p ≤ 1), interpolating between neighbours; the median at 0.5. */
 export function quantile (values, p) {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
+  const sorted = sortedFinite(values)
   if (sorted.length === 0) return NaN
   const at = p * (sorted.length - 1)
   const below = Math.floor(at)
