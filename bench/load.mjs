@@ -26,10 +26,11 @@ function summary (result) {
   }
 }
 
-process.on('message', ({ type, id, caseName, port, connections, duration }) => {
+process.on('message', ({ type, id, caseName, port, connections, rate, duration }) => {
   if (type === 'exit') process.exit(0)
   const { method, path, headers, body } = requestOf(caseByName(caseName))
   const options = { url: `http://127.0.0.1:${port}${path}`, method, headers, body, connections, duration }
+  if (rate !== undefined) options.overallRate = rate
   autocannon(options, (err, result) => {
     if (err) process.send({ id, error: err.stack ?? String(err) })
     else process.send({ id, result: summary(result) })

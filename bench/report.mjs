@@ -102,7 +102,7 @@ export function machineLine (results) {
     `load average ${m.loadAverageAtStart.toFixed(2)} at the start, ${m.loadAverageAtEnd.toFixed(2)} at the end; ` +
     `${c.rounds} rounds of a fresh server process per variant, ${2 * c.warmup} s warm-up + ${c.duration} s measured per variant` +
     (c.slices > 1 ? ` in ${c.slices} slices of ${c.duration / c.slices} s, the variants of a round taking turns slice by slice` : ', one variant after the other') +
-    `, ${c.connections} connections; ` +
+    `, ${c.connections} connections` + (c.rate ? ` sending ${c.rate} requests/s in all` : '') + '; ' +
     (c.pinned ? 'server pinned to CPU 0, autocannon to CPU 1.' : 'no CPU pinning (taskset or a second CPU missing).')
 }
 

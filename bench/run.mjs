@@ -5,6 +5,9 @@
 //   BENCH_DURATION=2      measured seconds per variant and round
 //   BENCH_WARMUP=1        warm-up: twice this many seconds before each measured window
 //   BENCH_CONNECTIONS=10  autocannon connections
+//   BENCH_RATE=...        requests per second for all connections together (autocannon's
+//                         overallRate): every variant gets the same offered load. Unset: as fast
+//                         as each server answers.
 //   BENCH_SLICES=4        slices each measured window is cut into, the variants of a round taking
 //                         turns slice by slice; 1: one whole window per variant, one server at a time
 //   BENCH_CASES=...       comma list: case names, substrings of them ('json'), or a group ('body', 'logger')
@@ -48,6 +51,7 @@ function readConfig () {
     duration: numberFromEnv('BENCH_DURATION', 2),
     warmup: numberFromEnv('BENCH_WARMUP', 1),
     connections: Math.round(numberFromEnv('BENCH_CONNECTIONS', 10)),
+    rate: process.env.BENCH_RATE ? Math.round(numberFromEnv('BENCH_RATE')) : undefined,
     slices: Math.round(numberFromEnv('BENCH_SLICES', 4)),
     cases: casesFilter,
     variants: variantsFilter,
@@ -56,7 +60,7 @@ function readConfig () {
   // Only a complete run may replace bench/RESULTS.md, the table the README quotes.
   config.kind = config.rounds < 3 || config.duration < 2
     ? 'smoke'
-    : casesFilter || variantsFilter || process.env.BENCH_BASELINE ? 'partial' : 'full'
+    : casesFilter || variantsFilter || process.env.BENCH_BASELINE || config.rate !== undefined ? 'partial' : 'full'
   return config
 }
 
@@ -139,7 +143,7 @@ async function startLoadGenerator (config) {
     stop: () => load.stop(),
     async run (c, port, duration) {
       const id = ++next
-      const job = { id, caseName: c.name, port, connections: config.connections, duration }
+      const job = { id, caseName: c.name, port, connections: config.connections, rate: config.rate, duration }
       try {
         const reply = await load.ask(job, m => m.id === id, (duration + 30) * 1000)
         if (reply.error) throw new Error(reply.error)
