@@ -51,7 +51,7 @@ function readConfig () {
     duration: numberFromEnv('BENCH_DURATION', 2),
     warmup: numberFromEnv('BENCH_WARMUP', 1),
     connections: Math.round(numberFromEnv('BENCH_CONNECTIONS', 10)),
-    rate: process.env.BENCH_RATE ? Math.round(numberFromEnv('BENCH_RATE')) : undefined,
+    rate: process.env.BENCH_RATE ? Math.max(1, Math.round(numberFromEnv('BENCH_RATE'))) : undefined,
     slices: Math.round(numberFromEnv('BENCH_SLICES', 4)),
     cases: casesFilter,
     variants: variantsFilter,
