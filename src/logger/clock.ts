@@ -7,7 +7,7 @@
 // Timings use process.hrtime() pairs because custom tokens written for morgan read them from
 // `req._startAt` and `res._startAt`; the arithmetic is morgan's, so the digits are identical.
 
-import { flattened } from './compile.js'
+import { flattened } from './flat.js'
 
 const CLF_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
 

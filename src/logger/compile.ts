@@ -3,6 +3,7 @@
 // morgan's compile did, and a format string reaching it could run code (CVE-2019-5413).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { escapeLogField } from './escape.js'
+import { flattened } from './flat.js'
 
 /** A token reference in a format: `:name` or `:name[arg]`. */
 export interface TokenCall {
@@ -278,21 +279,6 @@ const REPEATING = new Set(['date', 'method', 'http-version', 'status', 'remote-u
 export function repeats (call: TokenCall): boolean {
   // an ISO date changes every millisecond
   return REPEATING.has(call.name) && !(call.name === 'date' && call.arg === 'iso')
-}
-
-// The character `flattened` reads: stored, so the read is not optimized away as unused.
-// eslint-disable-next-line @typescript-eslint/no-unused-vars -- written only, on purpose
-let lastRead = 0
-
-/**
- * `text`, flattened. A string made by concatenation is a tree of its pieces until V8 copies
- * it into one block, which it does for every line when the line is encoded, walking the tree.
- * A kept string goes into many lines: flattened once, each line copies it as one block.
- * Reading a character of a concatenated string makes V8 flatten it in place.
- */
-export function flattened (text: string): string {
-  if (text.length > 0) lastRead = text.charCodeAt(0)
-  return text
 }
 
 /** The text of call `i` for one line: the token's value, escaped unless it is known safe. */

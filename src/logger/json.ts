@@ -3,8 +3,9 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callToken, declareUses, flattened, parseFormat, repeats, ResolvedCalls } from './compile.js'
+import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
+import { flattened } from './flat.js'
 
 /**
  * The keys of a structured line and, for each, what gives its value: a format string, usually
