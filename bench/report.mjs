@@ -1,23 +1,18 @@
 // From the measured rounds to medians, ratios and the markdown table.
 import { FLOOR, GROUP_VARIANTS } from './cases.mjs'
 
-const sortedFinite = values => values.filter(Number.isFinite).sort((a, b) => a - b)
-
-export function median (values) {
-  const sorted = sortedFinite(values)
-  if (sorted.length === 0) return NaN
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
-}
-
 /** The `p` quantile of `values` (0 ≤ p ≤ 1), interpolating between neighbours; the median at 0.5. */
 export function quantile (values, p) {
-  const sorted = sortedFinite(values)
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b)
   if (sorted.length === 0) return NaN
   const at = p * (sorted.length - 1)
   const below = Math.floor(at)
   const above = Math.min(below + 1, sorted.length - 1)
   return sorted[below] + (sorted[above] - sorted[below]) * (at - below)
+}
+
+export function median (values) {
+  return quantile(values, 0.5)
 }
 
 /**
