@@ -7,7 +7,8 @@ import { Writable } from 'node:stream'
 import fc from 'fast-check'
 import { logger } from '../../src/index.js'
 import { gc } from '../helpers/gc.js'
-import { rawRequest, rawSocket, request, startServer } from '../helpers/server.js'
+import { chain, rawRequest, rawSocket, request, startServer } from '../helpers/server.js'
+import type { Middleware } from '../helpers/server.js'
 import type { TestServer } from '../helpers/server.js'
 
 const RUNS = Number(process.env.FOYER_FUZZ_RUNS ?? 100)
@@ -145,5 +146,57 @@ describe('aborted requests', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('memory', () => {
+  it('keeps nothing of a request once its line is written: every request and response is collected', async () => {
+    const out = new Lines()
+    // Each kind of logger: a format string, the json format, one counting body bytes, one writing
+    // at once, and one of each sort of destination (a byte stream, a plain `{ write }` object).
+    const calls: string[] = []
+    const loggers = [
+      logger('combined', { stream: out }),
+      logger('json', { stream: out }),
+      logger(':res-bytes :total-time :response-time', { stream: out }),
+      logger('tiny', { stream: out, immediate: true }),
+      logger('short', { stream: { write: (line: string) => { calls.push(line) } } })
+    ] as Middleware[]
+    const refs: Array<WeakRef<object>> = []
+    const server = await startServer((req, res) => {
+      refs.push(new WeakRef(req), new WeakRef(res))
+      chain(loggers, (rq, rs) => { if (rq.url !== '/never') rs.end('ok') })(req, res)
+    })
+    try {
+      // A connection per request, then requests one after another on a kept-alive connection,
+      // then requests whose client goes away before any answer.
+      for (let i = 0; i < 20; i++) await request(server.port, { path: `/one/${i}` })
+      const kept = await rawSocket(server.port)
+      let received = ''
+      kept.on('data', (chunk: Buffer) => { received += chunk.toString('latin1') })
+      kept.write(Array.from({ length: 20 }, (_, i) => `GET /kept/${i} HTTP/1.1\r\nHost: x\r\n\r\n`).join(''))
+      await until(() => received.split('HTTP/1.1 200').length > 20)
+      for (let i = 0; i < 5; i++) {
+        const socket = await rawSocket(server.port)
+        socket.write('GET /never HTTP/1.1\r\nHost: x\r\n\r\n')
+        await settle(10)
+        socket.destroy()
+      }
+      await until(() => calls.length === 45)
+      await until(() => out.text.split('\n').length > 4 * 45)
+      kept.destroy()
+      assert.equal(calls.length, 45)
+      assert.equal(out.text.split('\n').length - 1, 4 * 45)
+      assert.equal(refs.length, 2 * 45)
+    } finally {
+      await server.close()
+    }
+    // WeakRefs read in this turn stay alive to its end: collect in later turns.
+    for (let i = 0; i < 3; i++) {
+      await settle(20)
+      gc()
+    }
+    const kept = refs.filter((ref) => ref.deref() !== undefined).length
+    assert.equal(kept, 0, `${kept} of ${refs.length} requests and responses still held`)
   })
 })
