@@ -18,7 +18,7 @@
 //                         (dir1,dir2,...: baseline, baseline-2, ...)
 //   BENCH_CPU_PROF=dir    start the servers with --cpu-prof, profiles in dir
 // Smoke run: BENCH_DURATION=1 BENCH_ROUNDS=1 npm run bench
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
@@ -26,22 +26,11 @@ import os from 'node:os'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CASES, FLOOR, NOTES, payloadOf, requestOf } from './cases.mjs'
+import { listFromEnv, numberFromEnv } from './env.mjs'
+import { canPin, killChildren, LoadGeneratorError, startLoadGenerator, startServer } from './processes.mjs'
 import { markdown, median, summarizeCase } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-
-function numberFromEnv (name, fallback) {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const n = Number(raw)
-  if (!(n > 0)) throw new TypeError(`${name} must be a positive number, got ${JSON.stringify(raw)}`)
-  return n
-}
-
-function listFromEnv (name) {
-  const raw = process.env[name]
-  return raw ? raw.split(',').map(s => s.trim()).filter(Boolean) : null
-}
 
 function readConfig () {
   const casesFilter = listFromEnv('BENCH_CASES')
@@ -71,102 +60,6 @@ function selectCases (config) {
     .map(c => ({ ...c, variants: c.variants.filter(v => v === FLOOR[c.group] || matches(config.variants, v)) }))
   if (selected.length === 0) throw new Error(`BENCH_CASES=${process.env.BENCH_CASES} matches no case; cases: ${CASES.map(c => c.name).join(', ')}`)
   return selected
-}
-
-function canPin () {
-  if (os.availableParallelism() < 2) return false
-  return spawnSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' }).status === 0
-}
-
-const children = new Set()
-
-/** A node child process with IPC, pinned to `cpu` when the machine allows. */
-function spawnNode (config, cpu, args, env = {}) {
-  const nodeArgs = [process.execPath, ...args]
-  const [command, ...argv] = config.pinned ? ['taskset', '-c', String(cpu), ...nodeArgs] : nodeArgs
-  const child = spawn(command, argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } })
-  children.add(child)
-  const waiting = new Set()
-  let exited = null
-  child.on('message', message => {
-    for (const w of waiting) {
-      if (w.match(message)) {
-        waiting.delete(w)
-        w.resolve(message)
-        return
-      }
-    }
-  })
-  child.on('exit', (code, signal) => {
-    children.delete(child)
-    exited = `exited (${signal ?? code})`
-    for (const w of waiting) w.reject(new Error(`process ${exited}`))
-    waiting.clear()
-  })
-  return {
-    child,
-    /** Sends `message` (if any) and resolves with the first message for which `match` holds. */
-    ask (message, match, timeoutMs = 30000) {
-      if (exited) return Promise.reject(new Error(`process ${exited}`))
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiting.delete(w)
-          reject(new Error(`no answer within ${timeoutMs} ms`))
-        }, timeoutMs)
-        const w = {
-          match,
-          resolve: m => { clearTimeout(timer); resolve(m) },
-          reject: e => { clearTimeout(timer); reject(e) }
-        }
-        waiting.add(w)
-        if (message) child.send(message)
-      })
-    },
-    stop () {
-      if (exited) return Promise.resolve()
-      return new Promise(resolve => {
-        const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
-        child.once('exit', () => { clearTimeout(timer); resolve() })
-        child.send({ type: 'exit' }, err => { if (err) child.kill() })
-      })
-    }
-  }
-}
-
-class LoadGeneratorError extends Error {}
-
-async function startLoadGenerator (config) {
-  const load = spawnNode(config, 1, [join(here, 'load.mjs')])
-  await load.ask(null, m => m.ready)
-  let next = 0
-  return {
-    stop: () => load.stop(),
-    async run (c, port, duration) {
-      const id = ++next
-      const job = { id, caseName: c.name, port, connections: config.connections, rate: config.rate, duration }
-      try {
-        const reply = await load.ask(job, m => m.id === id, (duration + 30) * 1000)
-        if (reply.error) throw new Error(reply.error)
-        return reply.result
-      } catch (err) {
-        // not the variant's fault: the whole run stops
-        throw new LoadGeneratorError(`load generator: ${err.message}`)
-      }
-    }
-  }
-}
-
-async function startServer (config, c, variant, tmpDir) {
-  const args = []
-  if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`)
-  args.push('--expose-gc', join(here, 'server.mjs'), c.name, variant)
-  const server = spawnNode(config, 0, args, { BENCH_TMP: tmpDir })
-  const ready = await server.ask(null, m => m.type === 'ready' || m.type === 'fatal')
-  if (ready.type === 'fatal') {
-    await server.stop()
-    throw new Error(ready.message)
-  }
-  return { ...server, port: ready.port }
 }
 
 /** One plain request, to check what a variant does with the case's request before loading it. */
@@ -442,7 +335,7 @@ async function main () {
 
   const tmpRoot = mkdtempSync(join(os.tmpdir(), 'foyer-bench-'))
   const cleanUp = () => {
-    for (const child of children) child.kill('SIGKILL')
+    killChildren()
     rmSync(tmpRoot, { recursive: true, force: true })
   }
   process.once('SIGINT', () => { cleanUp(); process.exit(130) })

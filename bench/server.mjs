@@ -4,12 +4,12 @@
 // 'start' and 'stop' messages it counts the requests it answers and takes its own CPU time
 // (process.cpuUsage: user + system), then reports both with its memory. A window measured in
 // slices ('start' with `paused`, then 'resume' / 'pause' around each slice) counts the CPU time
-// of its slices only.
+// of its slices only. Started by memory.mjs, it also empties its log file on 'truncate'.
 //
 // Started by hand (no IPC) it prints its URL and serves until Ctrl-C, e.g. to profile:
 //   node --cpu-prof bench/server.mjs json-small foyer
 //   npx autocannon -c 10 -d 10 -m POST -H content-type=application/json -b '{"a":1}' http://127.0.0.1:PORT/
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { caseByName, checkBody } from './cases.mjs'
@@ -145,6 +145,22 @@ function onMessage (message) {
       global.gc?.()
       const mem = process.memoryUsage()
       send({ type: 'stopped', ...window, rss: mem.rss, heapUsed: mem.heapUsed, heapGrowth: mem.heapUsed - startHeap, maxRss: process.resourceUsage().maxRSS * 1024 })
+      break
+    }
+    case 'truncate': {
+      // memory.mjs, between windows: the log file emptied, so a long run does not fill the disk.
+      // What it held tells that the logger did write. A stream opened without O_APPEND goes on
+      // writing at its old offset, so after the first truncation the file's size counts every
+      // window so far, the holes included: its allocated blocks count what this window wrote.
+      let bytes = 0
+      if (ctx.logFile) {
+        try {
+          const { size, blocks } = statSync(ctx.logFile)
+          bytes = blocks > 0 ? Math.min(size, blocks * 512) : size
+        } catch {}
+        if (bytes > 0) truncateSync(ctx.logFile, 0)
+      }
+      send({ type: 'truncated', bytes })
       break
     }
     case 'logcheck':
