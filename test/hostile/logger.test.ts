@@ -168,8 +168,8 @@ describe('memory', () => {
       chain(loggers, (rq, rs) => { if (rq.url !== '/never') rs.end('ok') })(req, res)
     })
     try {
-      // A connection per request, then requests one after another on a kept-alive connection,
-      // then requests whose client goes away before any answer.
+      // A connection per request, then requests pipelined on one kept-alive connection, then
+      // requests whose client goes away before any answer.
       for (let i = 0; i < 20; i++) await request(server.port, { path: `/one/${i}` })
       const kept = await rawSocket(server.port)
       let received = ''
@@ -191,12 +191,12 @@ describe('memory', () => {
     } finally {
       await server.close()
     }
-    // WeakRefs read in this turn stay alive to its end: collect in later turns.
+    // A WeakRef keeps its target alive to the end of the turn it was made in: collect in later turns.
     for (let i = 0; i < 3; i++) {
       await settle(20)
       gc()
     }
-    const kept = refs.filter((ref) => ref.deref() !== undefined).length
-    assert.equal(kept, 0, `${kept} of ${refs.length} requests and responses still held`)
+    const held = refs.filter((ref) => ref.deref() !== undefined).length
+    assert.equal(held, 0, `${held} of ${refs.length} requests and responses still held`)
   })
 })
