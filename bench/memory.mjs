@@ -19,7 +19,7 @@ import os from 'node:os'
 import { join } from 'node:path'
 import { caseByName } from './cases.mjs'
 import { listFromEnv, numberFromEnv } from './env.mjs'
-import { canPin, killChildren, startLoadGenerator, startServer } from './processes.mjs'
+import { canPin, killChildren, loadProblem, startLoadGenerator, startServer } from './processes.mjs'
 
 const c = caseByName(process.env.BENCH_CASE || 'combined-file')
 const variants = listFromEnv('BENCH_VARIANTS') ?? c.variants
@@ -42,7 +42,8 @@ async function measureVariant (load, variant, tmpDir) {
       await server.ask({ type: 'start' }, m => m.type === 'started')
       const result = await load.run(c, server.port, duration)
       const window = await server.ask({ type: 'stop' }, m => m.type === 'stopped')
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${variant}: ${result.non2xx} non-2xx responses, ${result.errors} errors; server says: ${window.lastError}`)
+      const problem = loadProblem(result, window)
+      if (problem) throw new Error(`${variant}: ${problem}`)
       const { bytes } = await server.ask({ type: 'truncate' }, m => m.type === 'truncated')
       requests += window.answered
       rows.push({ requests, heapUsed: window.heapUsed, rss: window.rss, logBytes: bytes })

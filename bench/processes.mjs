@@ -97,6 +97,14 @@ export async function startLoadGenerator (config) {
   }
 }
 
+// Any status but 2xx, or a connection error, means the variant is broken for this request.
+export function loadProblem (result, server) {
+  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0) return null
+  const codes = Object.entries(result.statusCodes).map(([code, n]) => `${n}×${code}`).join(', ')
+  return `${result.non2xx} non-2xx responses (${codes}), ${result.errors} errors, ${result.timeouts} timeouts` +
+    (server?.lastError ? `; server says: ${server.lastError}` : '')
+}
+
 export async function startServer (config, c, variant, tmpDir) {
   const args = []
   if (process.env.BENCH_CPU_PROF) args.push('--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`)

@@ -27,7 +27,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { CASES, FLOOR, NOTES, payloadOf, requestOf } from './cases.mjs'
 import { listFromEnv, numberFromEnv } from './env.mjs'
-import { canPin, killChildren, LoadGeneratorError, startLoadGenerator, startServer } from './processes.mjs'
+import { canPin, killChildren, LoadGeneratorError, loadProblem, startLoadGenerator, startServer } from './processes.mjs'
 import { markdown, median, summarizeCase } from './report.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
@@ -89,14 +89,6 @@ async function checkVariant (c, server) {
   if (res.status !== 200) return `start-up check: ${res.status} ${res.text.slice(0, 300)}`
   const { problem } = await server.ask({ type: 'logcheck', marker }, m => m.type === 'logchecked', 10000)
   return problem ? `start-up check: ${problem}` : null
-}
-
-// Any status but 2xx, or a connection error, means the variant is broken for this request.
-function loadProblem (result, server) {
-  if (result.non2xx === 0 && result.errors === 0 && result.timeouts === 0) return null
-  const codes = Object.entries(result.statusCodes).map(([code, n]) => `${n}×${code}`).join(', ')
-  return `${result.non2xx} non-2xx responses (${codes}), ${result.errors} errors, ${result.timeouts} timeouts` +
-    (server?.lastError ? `; server says: ${server.lastError}` : '')
 }
 
 function loud (message) {
