@@ -21,7 +21,7 @@ export function baselineDir (variant) {
 /** Every variant of a group, in the order the report shows them. */
 export const GROUP_VARIANTS = {
   body: ['bare', 'body-parser', 'fastify', ...BASELINE, 'foyer'],
-  logger: ['none', 'morgan', 'pino-http', ...BASELINE, 'foyer']
+  logger: ['none', 'fixed-line', 'morgan', 'pino-http', ...BASELINE, 'foyer']
 }
 
 // A browser-like GET for the logger cases: the headers combined and the custom format read.
@@ -197,14 +197,27 @@ function bodyCase (name, parser, contentType, payload, extra = {}) {
   }
 }
 
-function loggerCase (name, format, extra = {}) {
-  return { name, group: 'logger', format, variants: GROUP_VARIANTS.logger, ...extra }
+function loggerCase (name, format, fixedLine, extra = {}) {
+  return { name, group: 'logger', format, fixedLine, variants: GROUP_VARIANTS.logger, ...extra }
+}
+
+// The lines of the `fixed-line` variant: each case's line for the page request, with its values
+// fixed (a date, a response time) except the URL, which is the request's own (so the start-up
+// check finds its marker in the file).
+const PAGE = PAGE_REQUEST.headers
+const FIXED_LINES = {
+  combined: url => `127.0.0.1 - - [22/Nov/2026:21:00:00 +0000] "GET ${url} HTTP/1.1" 200 2 "${PAGE.referer}" "${PAGE['user-agent']}"`,
+  dev: url => `\x1b[0mGET ${url} \x1b[32m200\x1b[0m 0.125 ms - 2\x1b[0m`,
+  json: url => `{"time":"2026-11-22T21:00:00.125Z","method":"GET","url":"${url}","status":200,"responseTimeMs":0.125,"contentLength":2,"remoteAddr":"127.0.0.1","referrer":"${PAGE.referer}","userAgent":"${PAGE['user-agent']}","httpVersion":"1.1"}`,
+  custom: url => `127.0.0.1 GET ${url} 200 2 ${PAGE['x-request-id']} ${PAGE['accept-language']} ${PAGE['user-agent']} 0.125 ms`
 }
 
 // Three request headers, the kind of line a team writes for its own log pipeline.
 const CUSTOM_FORMAT = ':remote-addr :method :url :status :res[content-length] :req[x-request-id] :req[accept-language] :req[user-agent] :response-time ms'
 
 const PINO_NOTE = 'pino-http has no token language: it writes its default JSON line (req, res, responseTime) to a pino.destination file in every logger case.'
+
+const FIXED_LINE_NOTE = 'fixed-line: no logger, only the writing: per request the case\'s line with fixed values and the request\'s URL, encoded into a buffer, which goes to the file stream in one write every 10 ms, as foyer batches. What any logger writing these bytes to a file pays before it makes a line.'
 
 // morgan has no JSON output: a format function building the same object as foyer's 'json'
 // format from morgan's tokens, leaving out keys without a value as foyer does.
@@ -259,22 +272,22 @@ export const CASES = [
     encoding: 'gzip',
     note: 'json-gzip: the json-40kb body gzip-encoded; fastify is not measured because it does not inflate Content-Encoding by default.'
   }),
-  loggerCase('combined-file', 'combined', {
+  loggerCase('combined-file', 'combined', FIXED_LINES.combined, {
     note: 'combined-file: the predefined \'combined\' format to fs.createWriteStream of a temporary file (morgan, foyer).'
   }),
-  loggerCase('dev', 'dev', {
+  loggerCase('dev', 'dev', FIXED_LINES.dev, {
     note: 'dev: written to a file stream like the other cases (not /dev/null), so the start-up check can read the line back; morgan and foyer colour the status with ANSI codes there too.'
   }),
-  loggerCase('json-file', { morgan: morganJsonLine, foyer: 'json' }, {
+  loggerCase('json-file', { morgan: morganJsonLine, foyer: 'json' }, FIXED_LINES.json, {
     note: 'json-file: one JSON object per line to a file stream: foyer\'s \'json\' format, and for morgan a format function building the same object with JSON.stringify.'
   }),
-  loggerCase('custom', CUSTOM_FORMAT, {
+  loggerCase('custom', CUSTOM_FORMAT, FIXED_LINES.custom, {
     note: `custom: \`${CUSTOM_FORMAT}\` to a file stream (morgan, foyer).`
   })
 ]
 
 /** Notes the report prints under the table. */
-export const NOTES = [PINO_NOTE]
+export const NOTES = [FIXED_LINE_NOTE, PINO_NOTE]
 
 export function caseByName (name) {
   const c = CASES.find(c => c.name === name)
