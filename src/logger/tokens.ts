@@ -32,7 +32,26 @@ export function headersSent (res: ServerResponse): boolean {
  * TypeError.
  */
 export function remoteAddress (req: LoggedRequest): string | undefined {
-  return req.ip || req._remoteAddress || req.connection?.remoteAddress || req.socket?.remoteAddress || undefined
+  return req.ip || req._remoteAddress || socketAddress(req.connection) || req.socket?.remoteAddress || undefined
+}
+
+// The peer address of each connection, kept once read: it does not change while the connection
+// lives, and reading it again goes through node's socket getters, whose property lookups are
+// megamorphic (they serve every kind of socket). Measured under callgrind in the 'combined'
+// bench server (instructions per request on the main thread, 40,000 requests after 20,000 of
+// warm-up, two runs each): 79,140 and 79,028 reading the socket each time and calling basic-auth
+// for `:remote-user` on requests without an Authorization header, 78,741 and 78,519 with this
+// map and remoteUser's shortcut below (no logger: 67,675).
+const ADDRESSES = new WeakMap<object, string>()
+
+function socketAddress (socket: { remoteAddress?: string | undefined } | null | undefined): string | undefined {
+  if (typeof socket !== 'object' || socket === null) return undefined
+  let address = ADDRESSES.get(socket)
+  if (address === undefined) {
+    address = socket.remoteAddress
+    if (typeof address === 'string' && address !== '') ADDRESSES.set(socket, address)
+  }
+  return address
 }
 
 function joinHeader (value: number | string | string[] | undefined): string | undefined {
@@ -81,6 +100,13 @@ function httpVersion (major: unknown, minor: unknown): string {
   return numberText(major) + '.' + numberText(minor)
 }
 
+/** The user name of Basic authentication; basic-auth is not called for a request without the header. */
+function remoteUser (req: LoggedRequest): string | undefined {
+  const headers: unknown = req.headers
+  if (typeof headers === 'object' && headers !== null && (headers as Record<string, unknown>).authorization === undefined) return undefined
+  return auth(req)?.name
+}
+
 const builtins: Record<string, BuiltinToken> = {
   url: (req) => req.originalUrl || req.url,
   method: (req) => req.method,
@@ -96,7 +122,7 @@ const builtins: Record<string, BuiltinToken> = {
   status: (_req, res) => headersSent(res) ? numberText(res.statusCode) : undefined,
   referrer: (req) => (req.headers.referer || req.headers.referrer) as string | undefined,
   'remote-addr': remoteAddress,
-  'remote-user': (req) => auth(req)?.name,
+  'remote-user': remoteUser,
   pid: () => numberText(process.pid),
   'http-version': (req) => httpVersion(req.httpVersionMajor, req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],

@@ -2,7 +2,7 @@
 // request where morgan defines the value, plus user tokens and overriding built-ins.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ServerResponse } from 'node:http'
+import { Agent, request as httpRequest, ServerResponse } from 'node:http'
 import type { IncomingMessage } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { request as httpsRequest } from 'node:https'
@@ -233,6 +233,32 @@ describe(':remote-addr', () => {
     }
   })
 
+  it('is the peer address of each connection, on every request of a keep-alive connection', async () => {
+    const out = new LineCollector()
+    const log = logger(':remote-addr :url', { stream: out }) as Middleware
+    const server = await serve([log], answer())
+    const agents = [new Agent({ keepAlive: true, maxSockets: 1 }), new Agent({ keepAlive: true, maxSockets: 1 })]
+    const get = async (agent: Agent, localAddress: string, path: string): Promise<void> => {
+      await new Promise<void>((resolve, reject) => {
+        httpRequest({ host: '127.0.0.1', port: server.port, path, agent, localAddress }, (res) => {
+          res.resume()
+          res.on('end', resolve)
+        }).on('error', reject).end()
+      })
+    }
+    try {
+      // Linux answers on all of 127.0.0.0/8: a second client address without a second interface.
+      await get(agents[0] as Agent, '127.0.0.1', '/a1')
+      await get(agents[1] as Agent, '127.0.0.2', '/b1')
+      await get(agents[0] as Agent, '127.0.0.1', '/a2')
+      await get(agents[1] as Agent, '127.0.0.2', '/b2')
+      assert.deepEqual(await out.waitForLines(4), ['127.0.0.1 /a1', '127.0.0.2 /b1', '127.0.0.1 /a2', '127.0.0.2 /b2'])
+    } finally {
+      for (const agent of agents) agent.destroy()
+      await server.close()
+    }
+  })
+
   it('is the client address over https', async () => {
     const out = new LineCollector()
     const log = logger(':remote-addr :method :url :status', { stream: out }) as Middleware
@@ -263,6 +289,11 @@ describe(':remote-user', () => {
 
   it('keeps everything before the first colon', async () => {
     assert.equal(await line(':remote-user', get('/', { authorization: basic('a b:c:d') })), 'a b')
+  })
+
+  it('reads an Authorization header set by an earlier middleware', async () => {
+    const setAuth: Middleware = (req, _res, next) => { req.headers.authorization = basic('grace:hopper'); next() }
+    assert.equal(await line(':remote-user', get(), { before: [setAuth] }), 'grace')
   })
 
   it('is - without credentials, with another scheme, or with a malformed header', async () => {
