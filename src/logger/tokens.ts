@@ -32,7 +32,7 @@ export function headersSent (res: ServerResponse): boolean {
  * TypeError.
  */
 export function remoteAddress (req: LoggedRequest): string | undefined {
-  return req.ip || req._remoteAddress || socketAddress(req.connection) || req.socket?.remoteAddress || undefined
+  return req.ip || req._remoteAddress || socketAddress(req.connection) || socketAddress(req.socket) || undefined
 }
 
 // The peer address of each connection, kept once read: it does not change while the connection
