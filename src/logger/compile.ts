@@ -293,7 +293,12 @@ function valueAt (resolved: ResolvedCalls, calls: readonly TokenCall[], i: numbe
   return escaped
 }
 
-/** Compiles a format string into a function returning the line (without its newline). */
+/**
+ * Compiles a format string into a function returning the line (without its newline). Every
+ * format, predefined or not, goes through the same generic walk: a function written by hand for
+ * 'combined', calling the built-in tokens directly, measured no cheaper in the bench server
+ * (0.98 x this one over 10 rounds, within the noise; see the README's performance section).
+ */
 export function compileFormat (format: string): CompiledFormat {
   if (typeof format !== 'string') throw new TypeError('argument format must be a string')
   const parts = parseFormat(format)
