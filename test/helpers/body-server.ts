@@ -181,3 +181,16 @@ export async function readResponse (socket: Socket, ms = 10_000): Promise<{ stat
 export function requestHead (path: string, headers: Record<string, string | number>): string {
   return [`POST ${path} HTTP/1.1`, 'Host: localhost', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''].join('\r\n')
 }
+
+/** `promise`, or a rejection naming `what` when it has not settled within 5 s: a property never hangs. */
+export async function within<T> (promise: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => { reject(new Error(`${what}: no answer within 5 s`)) }, 5000)
+  })
+  try {
+    return await Promise.race([promise, timeout])
+  } finally {
+    clearTimeout(timer)
+  }
+}

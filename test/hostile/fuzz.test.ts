@@ -10,6 +10,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import fc from 'fast-check'
 import { json, raw, text, urlencoded } from '../../src/index.js'
 import type { BodyErrorType } from '../../src/index.js'
+import { splitAt } from '../helpers/body-arbitraries.js'
 import { startServer } from '../helpers/server.js'
 import type { Middleware, TestServer } from '../helpers/server.js'
 
@@ -80,15 +81,6 @@ function encode (body: Buffer, enc: string, corrupt: boolean): Buffer {
   else if (name === 'br') out = brotliCompressSync(body)
   if (corrupt && out !== body && out.length > 4) out = out.subarray(0, out.length >> 1)
   return out
-}
-
-function splitAt (body: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b)
-  const chunks: Buffer[] = []
-  let from = 0
-  for (const p of points) { chunks.push(body.subarray(from, p)); from = p }
-  chunks.push(body.subarray(from))
-  return chunks.filter((c) => c.length > 0)
 }
 
 async function send (port: number, headers: Record<string, string>, chunks: Buffer[]): Promise<Outcome> {
