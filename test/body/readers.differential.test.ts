@@ -16,12 +16,12 @@ import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencode
 import type { BodyRequest } from '../../src/body/index.js'
 import {
   CHARSETS, FORM_CHARSETS, FORM_TYPES, JSON_CHARSETS, JSON_TYPES, RAW_TYPES, TEXT_CHARSETS, TEXT_TYPES,
-  commonPayload, foyerRequest, formPayload, given, jsonOptions, jsonPayload, limitBytes, rawOptions, request,
+  commonPayload, foyerRequest, formPayload, given, jsonOptions, jsonPayload, sizesOf, rawOptions, request,
   textOptions, textPayload, toBytes, urlencodedOptions, wireOf
 } from '../helpers/body-arbitraries.js'
 import type { Common, Payload, Request as RandomRequest, Wire } from '../helpers/body-arbitraries.js'
-import { describeError, describeValue, send, startBodyServer, within } from '../helpers/body-server.js'
-import type { BodyServer, Seen } from '../helpers/body-server.js'
+import { assertSameOutcome, describeError, describeValue, receivedAside, send, startBodyServer, within } from '../helpers/body-server.js'
+import type { BodyServer, Outcome } from '../helpers/body-server.js'
 import { request as httpRequest, startServer } from '../helpers/server.js'
 import type { TestServer } from '../helpers/server.js'
 
@@ -29,8 +29,6 @@ const RUNS = Number(process.env.FOYER_FUZZ_RUNS ?? 800)
 
 /** What a reader is called as: the Node.js request or the Fetch Request, and the options. */
 type Read = (req: BodyRequest, options: Record<string, unknown>) => Promise<unknown>
-
-interface Outcome { error?: Seen['error'], body?: unknown }
 
 // The readers, each in a plain node:http handler at its own path, answering with the outcome
 const readers = new Map<string, (req: IncomingMessage) => Promise<unknown>>()
@@ -110,43 +108,11 @@ async function throughFetchReader (read: Read, options: Record<string, unknown>,
   return JSON.parse(JSON.stringify(outcome)) as Outcome
 }
 
-/** The limit in bytes, the body's size on the wire, and its size once inflated (Infinity: unknown). */
-interface Sizes { limit: number, wire: number, inflated: number }
-
-// a body up to this size reaches the server in the chunks the client wrote it in
-const ONE_READ = 16 * 1024
-
-/**
- * The reader's outcome with `received` of a 413 taken from the middleware's, once it is checked to
- * be past the limit and within the body: the 413 comes at the chunk that passes the limit (README,
- * "Fail fast on oversize"), and the chunks differ when TCP cuts a large body, or when a Fetch body
- * is one Uint8Array where the client wrote several pieces.
- */
-function sameChunksAside (ours: Outcome, theirs: Outcome, size: Sizes, sameChunks: boolean): Outcome {
-  const error = ours.error
-  const reference = theirs.error
-  if (error?.type !== 'entity.too.large' || reference?.type !== 'entity.too.large') return ours
-  const received = error.props['received']
-  const expected = reference.props['received']
-  if (typeof received !== 'number' || typeof expected !== 'number') return ours
-  for (const count of [received, expected]) {
-    assert.ok(count > size.limit && count <= size.inflated, `received ${count} is past the limit ${size.limit} and within the body (${size.inflated})`)
-  }
-  if (size.wire <= ONE_READ && sameChunks) return ours
-  return { ...ours, error: { ...error, props: { ...error.props, received: expected } } }
-}
-
 /** Whether one outcome is a 413 and the other the decompressor's 400 (zlib's or brotli's, with its `errno`). */
 function oversizeAgainstCorrupt (a: Outcome, b: Outcome): boolean {
   const corrupt = (o: Outcome): boolean => o.error?.type === 'entity.parse.failed' && o.error.keys.includes('errno')
   const oversize = (o: Outcome): boolean => o.error?.type === 'entity.too.large'
   return (oversize(a) && corrupt(b)) || (corrupt(a) && oversize(b))
-}
-
-function assertSame (ours: Outcome, theirs: Outcome, what: string): void {
-  assert.deepEqual(ours, theirs, `${what} and the middleware differ`)
-  // the same keys in the same order, as the application would iterate them
-  assert.equal(JSON.stringify(ours.body), JSON.stringify(theirs.body), `${what}: the body's keys come in the same order`)
 }
 
 /** One call of `verify`: what it was given. */
@@ -204,18 +170,13 @@ async function check (parser: Parser, options: Common, req: RandomRequest, paylo
   const defaultCharset = typeof opts['defaultCharset'] === 'string' ? opts['defaultCharset'] : undefined
   const bytes = toBytes(payload, req.type, defaultCharset, req.useDeclared)
   const wire = wireOf(req, bytes)
-  const size: Sizes = {
-    limit: limitBytes(options.limit),
-    wire: wire.chunks.reduce((n, c) => n + c.length, 0),
-    // damaged compressed data may inflate to anything
-    inflated: req.harm === 'flipped' ? Infinity : bytes.length
-  }
+  const size = sizesOf(options.limit, wire, req.harm, bytes)
   // A request without a body or of another type: the middleware leaves `req.body` undefined
   // (described as { undefined: true }) and the reader resolves undefined, described alike
   const calls: Record<'middleware' | 'node' | 'fetched', VerifyCall[]> = { middleware: [], node: [], fetched: [] }
   const middleware = await throughMiddleware(parser.make(watched(opts, calls.middleware)), wire)
   const node = await throughNodeReader(parser.read, watched(opts, calls.node), wire)
-  assertSame(sameChunksAside(node, middleware, size, true), middleware, 'the reader on a node:http request')
+  assertSameOutcome(receivedAside(node, middleware, size, true), middleware, 'the reader on a node:http request and the middleware')
   const request = fetchRequest(wire, kind)
   const fetched = await throughFetchReader(parser.read, watched(opts, calls.fetched), request)
   // an inflated body reaches the limit in the pieces zlib gives out, which depend on when the
@@ -229,7 +190,7 @@ async function check (parser: Parser, options: Common, req: RandomRequest, paylo
     assertVerifyCalls(calls.middleware, calls.node, undefined, request)
     return
   }
-  assertSame(sameChunksAside(fetched, middleware, size, kind === 'stream' && !inflated), middleware, 'the reader on a Fetch Request')
+  assertSameOutcome(receivedAside(fetched, middleware, size, kind === 'stream' && !inflated), middleware, 'the reader on a Fetch Request and the middleware')
   assertVerifyCalls(calls.middleware, calls.node, calls.fetched, request)
 }
 

@@ -210,6 +210,19 @@ export function limitBytes (option: number | string | undefined): number {
   return Math.floor(Number(match[1]) * (match[2] === 'kb' ? 1024 : 1))
 }
 
+/** The limit in bytes, the body's size on the wire, and its size once inflated (Infinity: unknown). */
+export interface Sizes { limit: number, wire: number, inflated: number }
+
+/** The sizes of `wire`, made from `bytes` with `harm`, under the `limit` option. */
+export function sizesOf (limit: number | string | undefined, wire: Wire, harm: Damage, bytes: Buffer): Sizes {
+  return {
+    limit: limitBytes(limit),
+    wire: wire.chunks.reduce((n, c) => n + c.length, 0),
+    // damaged compressed data may inflate to anything
+    inflated: harm === 'flipped' ? Infinity : bytes.length
+  }
+}
+
 export interface Request {
   type: string | undefined
   encoding: string | undefined

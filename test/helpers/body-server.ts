@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import { request, startServer } from './server.js'
 import type { Middleware, RequestOptions, TestServer } from './server.js'
+import type { Sizes } from './body-arbitraries.js'
 
 export interface Seen {
   /** `next` was called with an error */
@@ -193,4 +194,36 @@ export async function within<T> (promise: Promise<T>, what: string): Promise<T> 
   } finally {
     clearTimeout(timer)
   }
+}
+
+/** What `next` saw, as the test servers answer it: the error, or `req.body`. */
+export interface Outcome { error?: Seen['error'], body?: unknown }
+
+// a body up to this size reaches the server in the chunks the client wrote it in
+const ONE_READ = 16 * 1024
+
+/**
+ * `ours` with `received` of a 413 taken from `theirs`, once both are checked to be past the limit
+ * and within the body: the 413 comes at the chunk that passes the limit (README, "Fail fast on
+ * oversize"), and the chunks differ when TCP cuts a large body, or when the two were not given
+ * the same pieces (`sameChunks` false).
+ */
+export function receivedAside (ours: Outcome, theirs: Outcome, size: Sizes, sameChunks: boolean): Outcome {
+  const error = ours.error
+  const reference = theirs.error
+  if (error?.type !== 'entity.too.large' || reference?.type !== 'entity.too.large') return ours
+  const received = error.props['received']
+  const expected = reference.props['received']
+  if (typeof received !== 'number' || typeof expected !== 'number') return ours
+  for (const count of [received, expected]) {
+    assert.ok(count > size.limit && count <= size.inflated, `received ${count} is past the limit ${size.limit} and within the body (${size.inflated})`)
+  }
+  if (size.wire <= ONE_READ && sameChunks) return ours
+  return { ...ours, error: { ...error, props: { ...error.props, received: expected } } }
+}
+
+/** The same outcome, and a body's keys in the same order, as the application would iterate them. */
+export function assertSameOutcome (ours: Outcome, theirs: Outcome, what: string): void {
+  assert.deepEqual(ours, theirs, `${what} differ`)
+  assert.equal(JSON.stringify(ours.body), JSON.stringify(theirs.body), `${what}: the body's keys come in the same order`)
 }
