@@ -72,24 +72,12 @@ export interface StartMark {
   _startTime?: Date | undefined
 }
 
-// The wall clock at the start of the current second of the monotonic clock, to turn an hrtime
-// into a Date without reading the wall clock again: a Date from a number costs less than a
-// third of `new Date()`, and the two start marks are taken for every request. Set again each
-// second, so a change of the system clock shows within a second.
-let anchorSecond = -1
-let anchorNanos = 0
-let anchorWall = 0
-
 /** Records the start time on `this`; shared by every request so no closure is made per request. */
 export function recordStartTime (this: StartMark): void {
-  const at = proc.hrtime()
-  this._startAt = at
-  if (at[0] !== anchorSecond) {
-    anchorWall = Date.now()
-    anchorSecond = at[0]
-    anchorNanos = at[1]
-  }
-  this._startTime = new Date(anchorWall + Math.floor((at[1] - anchorNanos) / 1e6))
+  this._startAt = proc.hrtime()
+  // Read from the clock each time, as morgan does: a change of the system clock, or fake timers
+  // that replace Date, show in the very next request.
+  this._startTime = new Date()
 }
 
 /**

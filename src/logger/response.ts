@@ -27,6 +27,7 @@ import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
+import { beforeExitFlush } from './sink.js'
 import type { StartMark } from './clock.js'
 
 type WriteHead = (this: ServerResponse, ...args: unknown[]) => unknown
@@ -188,11 +189,32 @@ function isDone (res: ServerResponse): boolean {
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
+// Responses that emitted 'finish' and wait for 'close' (the next tick) to get their lines. If
+// the process exits in between (process.exit() or an uncaught exception in a 'finish' listener,
+// such as the callback of res.end()), the exit hook makes their lines before it writes what is
+// held, so they are not lost: morgan would have written them at 'finish'.
+const finishing = new Set<Hooked>()
+let finishingHooked = false
+
+function makeFinishingLines (): void {
+  for (const res of finishing) runPending(res)
+}
+
+function noteFinishing (res: Hooked): void {
+  if (res[PENDING] === undefined) return
+  finishing.add(res)
+  if (!finishingHooked) {
+    finishingHooked = true
+    beforeExitFlush(makeFinishingLines)
+  }
+}
+
 // Four entries per logger waiting on a response: listener, state, subject, resource.
 function runPending (res: Hooked): void {
   const pending = res[PENDING]
   if (pending === undefined) return
   res[PENDING] = undefined
+  finishing.delete(res)
   for (let i = 0; i < pending.length; i += 4) {
     (pending[i + 3] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown, unknown>, null, pending[i + 1], res, pending[i + 2])
   }
@@ -207,6 +229,7 @@ function runPending (res: Hooked): void {
 // morgan writes its line at 'finish', before 'close'.
 function emitWhenDone (this: Waiting, event: unknown): boolean {
   if (event === 'close') runPending(this)
+  else if (event === 'finish') noteFinishing(this)
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }

@@ -79,6 +79,8 @@ interface Shared {
   /** Sinks and buffers holding lines: what the exit hook flushes. */
   readonly holding: Set<Flushable>
   exitHooked: boolean
+  /** Run by the exit hook before it flushes: they make the lines still owed (see `beforeExitFlush`). */
+  lineMakers?: Array<() => void>
 }
 
 const SHARED = Symbol.for('foyer.logger.sinks')
@@ -98,15 +100,32 @@ function warn (message: string, code: string): void {
   process.emitWarning(`foyer/logger: ${message}`, { type: 'FoyerWarning', code })
 }
 
-function hold (item: Flushable): void {
-  shared.holding.add(item)
+function hookExit (): void {
   if (!shared.exitHooked) {
     shared.exitHooked = true
     process.on('exit', flushAllSync)
   }
 }
 
+function hold (item: Flushable): void {
+  shared.holding.add(item)
+  hookExit()
+}
+
+/**
+ * Registers `makeLines`, which the exit hook calls before it writes what is held: for lines
+ * owed to responses that finished but whose line is not made yet. The hook is installed now: a
+ * listener added while 'exit' is being emitted would not run.
+ */
+export function beforeExitFlush (makeLines: () => void): void {
+  (shared.lineMakers ??= []).push(makeLines)
+  hookExit()
+}
+
 function flushAllSync (): void {
+  for (const makeLines of shared.lineMakers ?? []) {
+    try { makeLines() } catch { /* the process is exiting: nothing left to report to */ }
+  }
   // A buffer flushing into its sink adds the sink to the set; Set iteration visits it too.
   for (const item of shared.holding) {
     try { item.flushSync() } catch { /* the process is exiting: nothing left to report to */ }
@@ -322,6 +341,7 @@ export class Sink implements Output, Flushable {
       // A stream destroyed while we wait for 'drain' would never drain.
       events.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
     }
+    if (this.batched) holdLinesAtEnd(stream)
   }
 
   push (item: unknown, owner: Owner, endLine = false): void {
@@ -329,12 +349,16 @@ export class Sink implements Output, Flushable {
     if (this.dead) { owner.dropped++; return }
     if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, 1); return }
     const size = sizeOf(line) + (endLine ? 1 : 0)
-    // The bound applies to what waits; a line arriving at an empty queue is always taken, so
-    // nothing is dropped while the stream keeps up.
+    // The bound applies to what waits for the stream: a line arriving at an empty queue is always
+    // taken, and lines that only wait for the batch to be written go out now rather than push a
+    // line past the bound, so nothing is dropped while the stream keeps up.
     if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
-      owner.dropped++
-      this.unreported++
-      return
+      if (this.batched && !this.waiting && !this.inFlight) this.flush()
+      if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
+        owner.dropped++
+        this.unreported++
+        return
+      }
     }
     if (this.bytes !== undefined) {
       this.queuedBytes += this.bytes.add(line as string, endLine)
@@ -423,6 +447,30 @@ export class Sink implements Output, Flushable {
   }
 
   /**
+   * Hands everything held to the stream at once, ahead of its end(): lines of responses already
+   * answered would otherwise wait for the next batch and meet an ended stream.
+   */
+  writeHeld (): void {
+    if (this.dead || this.owners.length === 0) return
+    const owners = this.owners
+    const counts = this.counts
+    const queue = this.queue
+    // The buffer is not reused afterwards: no completion callback gives it back.
+    const data = this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
+    this.queue = []
+    this.owners = []
+    this.counts = []
+    this.queuedBytes = 0
+    shared.holding.delete(this)
+    try {
+      (this.stream as Writable).write(data as string)
+    } catch (err) {
+      this.countDropped(owners, counts)
+      this.report(err)
+    }
+  }
+
+  /**
    * The next write of a byte stream: in this turn's setImmediate, or, when the previous write
    * started less than BATCH_INTERVAL ms ago, at that mark. Under load this makes a write every
    * BATCH_INTERVAL ms holding every line since; each write to a file costs about 18 us of CPU
@@ -439,11 +487,12 @@ export class Sink implements Output, Flushable {
   /** Writes `data`, the lines of `owners` (`counts` lines each, or `counts` lines of one owner). */
   private write (data: unknown, owners: Owner | Owner[], counts: number | number[]): void {
     const stream = this.stream as LogStream & EventSource
-    if (stream.destroyed === true) {
-      // Writing to a destroyed stream fails without an 'error' event and never drains.
+    if (stream.destroyed === true || (stream as { writableEnded?: unknown }).writableEnded === true) {
+      // Writing to a destroyed stream fails without an 'error' event and never drains; one that
+      // was ended (and maybe destroyed since, once finished) fails with an error of its own.
       this.writing = undefined
       this.countDropped(owners, counts)
-      this.fail(new Error('the stream was destroyed'))
+      this.fail(new Error((stream as { writableEnded?: unknown }).writableEnded === true ? 'the stream was ended' : 'the stream was destroyed'))
       return
     }
     let ok: unknown
@@ -524,6 +573,34 @@ export class Sink implements Output, Flushable {
     const reason = err instanceof Error ? err.message : String(err)
     warn(`the log stream failed (${reason}); lines that cannot be written to it are dropped and counted in the middleware's \`dropped\``, 'FOYER_LOG_STREAM_ERROR')
   }
+}
+
+// A batched stream's end() first takes the lines still held for it. Without this, the lines
+// of the last responses (up to BATCH_INTERVAL ms of them) would reach an ended stream, where
+// morgan, which writes each line at once, had already written them: a server that ends its log
+// stream once it has closed (`server.close(() => stream.end())`) would lose its last lines.
+// end() is replaced on the stream object itself, once, by a shared function; close() of a file
+// stream calls end() too. The standard output and error are left as they are.
+const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
+
+type End = (this: Writable, ...args: unknown[]) => unknown
+
+interface Ending {
+  end?: unknown
+  [PREVIOUS_STREAM_END]?: End
+}
+
+function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
+  shared.sinks.get(this)?.writeHeld()
+  return (this[PREVIOUS_STREAM_END] as End).apply(this, args)
+}
+
+function holdLinesAtEnd (stream: LogStream): void {
+  const ending = stream as LogStream & Ending
+  if (stream === process.stdout || stream === process.stderr) return
+  if (typeof ending.end !== 'function' || ending[PREVIOUS_STREAM_END] !== undefined) return
+  ending[PREVIOUS_STREAM_END] = ending.end as End
+  ending.end = endAfterHeldLines
 }
 
 /** The one sink of `stream`, created on first use. */

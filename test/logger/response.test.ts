@@ -117,6 +117,24 @@ describe('the start of the response', () => {
     }
   })
 
+  it('reads the clock for each request\'s _startTime, so a changed clock or fake timers show at once, as with morgan', async (t) => {
+    const seen: Array<Date | undefined> = []
+    const server = await serve([logger(':url', { stream: new LineCollector() }) as Middleware], (req, res) => {
+      seen.push((req as { _startTime?: Date })._startTime)
+      answer()(req, res)
+    })
+    try {
+      await request(server.port)
+      t.mock.timers.enable({ apis: ['Date'], now: Date.UTC(2030, 0, 1) })
+      await request(server.port)
+      t.mock.timers.reset()
+      assert.equal(seen[1]?.toISOString(), '2030-01-01T00:00:00.000Z')
+    } finally {
+      t.mock.timers.reset()
+      await server.close()
+    }
+  })
+
   it('is found by custom tokens written for morgan', async () => {
     const fn = (req: IncomingMessage & { _startTime?: Date }): string => String(req._startTime instanceof Date)
     logger.token('has-start-time', fn)

@@ -285,6 +285,22 @@ describe('a stream that is slow or stalls', () => {
     }
   })
 
+  it('drops nothing while the stream keeps up, however small maxPending is', async () => {
+    // Lines of requests one after another wait for their batch (10 ms): more than 100 bytes of
+    // them, which go out at once rather than be dropped.
+    const out = new LineCollector()
+    const log = logger(':url', { stream: out, maxPending: 100 })
+    const server = await serve([log as Middleware], answer())
+    try {
+      const paths = Array.from({ length: 100 }, (_, i) => `/line-${i}`)
+      for (const path of paths) await request(server.port, { path })
+      assert.deepEqual(await out.waitForLines(100), paths)
+      assert.equal(log.dropped, 0)
+    } finally {
+      await server.close()
+    }
+  })
+
   it('still takes a line longer than maxPending when nothing waits', async () => {
     const out = new LineCollector()
     const log = logger(':req[x-pad]', { stream: out, maxPending: 100 })
@@ -294,6 +310,80 @@ describe('a stream that is slow or stalls', () => {
       assert.deepEqual(await out.waitForLines(1), ['q'.repeat(500)])
       assert.equal(log.dropped, 0)
     } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('a stream the app ends', () => {
+  /** A byte stream that completes each write `delay` ms after taking it. */
+  class SlowStream extends Writable {
+    text = ''
+    constructor (private readonly delay: number) { super() }
+    override _write (chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+      this.text += chunk.toString()
+      setTimeout(done, this.delay)
+    }
+  }
+
+  it('gets the lines of the responses answered before its end(), as morgan writes them', async () => {
+    // The first line's write takes 200 ms; /last answers meanwhile, and the app ends the stream
+    // as soon as the client has its answer: the line of /last must come before the end.
+    const ended = async (log: (stream: Writable) => Middleware): Promise<string> => {
+      const out = new SlowStream(200)
+      const server = await serve([log(out)], answer())
+      try {
+        await request(server.port, { path: '/first' })
+        await waitFor(() => out.text !== '')
+        await request(server.port, { path: '/last' })
+        await settle(10)
+        out.end()
+        await new Promise((resolve) => out.on('finish', resolve))
+        return out.text
+      } finally {
+        await server.close()
+      }
+    }
+    const foyerText = await ended((stream) => logger(':method :url :status', { stream }) as Middleware)
+    const morganText = await ended((stream) => morgan(':method :url :status', { stream }))
+    assert.equal(morganText, 'GET /first 200\nGET /last 200\n')
+    assert.equal(foyerText, morganText)
+  })
+
+  it('gets every line in its file when the app ends a file stream once the server has closed', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    const server = await serve([logger(':url', { stream: file }) as Middleware], answer())
+    try {
+      const paths = Array.from({ length: 20 }, (_, i) => `/${i}`)
+      for (const p of paths) await request(server.port, { path: p })
+      await server.close()
+      file.end()
+      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+      assert.deepEqual(readFileSync(path, 'utf8').slice(0, -1).split('\n'), paths)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('counts the lines that come after its end, and says so once', async () => {
+    const watch = watchWarnings()
+    const out = new LineCollector()
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/before' })
+      out.end()
+      for (let i = 0; i < 3; i++) await request(server.port, { path: '/after' })
+      await settle()
+      assert.deepEqual(out.lines, ['/before'])
+      assert.equal(log.dropped, 3)
+      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', /the stream was ended/)
+    } finally {
+      watch.stop()
       await server.close()
     }
   })
@@ -437,6 +527,20 @@ describe('lines at exit', () => {
       assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
     })
   }
+
+  for (const dest of ['file', 'stdout'] as const) {
+    it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when the callback of res.end() calls process.exit()`, async () => {
+      const { logged, code } = await runExit('exit-in-finish', dest)
+      assert.equal(code, 0)
+      assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+    })
+  }
+
+  it('reach the file when a \'finish\' listener throws and the uncaught exception ends the process', async () => {
+    const { logged, code } = await runExit('throw-in-finish', 'file')
+    assert.equal(code, 1)
+    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+  })
 
   it('reach the file when an uncaught exception ends the process', async () => {
     const { logged, code } = await runExit('throw', 'file')
