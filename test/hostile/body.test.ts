@@ -4,11 +4,13 @@
 import { describe, it, before, after, afterEach } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { brotliCompressSync, constants as zc, deflateSync, gzipSync } from 'node:zlib'
+import * as zlib from 'node:zlib'
 import { json, raw, text, urlencoded } from '../../src/index.js'
 import { gc } from '../helpers/gc.js'
 import { rawRequest, rawSocket, request, startServer } from '../helpers/server.js'
 import type { Middleware, TestServer } from '../helpers/server.js'
+
+const { brotliCompressSync, constants: zc, deflateSync, gzipSync } = zlib
 
 const problems: string[] = []
 const onUncaught = (err: unknown): void => { problems.push(`uncaught: ${String(err)}`) }
@@ -77,6 +79,9 @@ describe('decompression bombs', () => {
     ['deflate', deflateSync(inflated, { level: 9 })],
     ['br', brotliCompressSync(inflated, { params: { [zc.BROTLI_PARAM_QUALITY]: 5 } })]
   ]
+  // zstd where the running Node.js has it (22.15 and later); older ones answer it with a 415
+  const zstdCompressSync = (zlib as { zstdCompressSync?: (data: Buffer) => Buffer }).zstdCompressSync
+  if (zstdCompressSync !== undefined) bombs.push(['zstd', zstdCompressSync(inflated)])
   for (const [encoding, bomb] of bombs) {
     it(`a ${encoding} body inflating to 64 MiB gets a 413, with memory staying flat`, async () => {
       assert.ok(bomb.length < 100 * 1024, 'the bomb itself is under the default limit')
@@ -95,6 +100,59 @@ describe('decompression bombs', () => {
         assert.equal(res.body, '[entity.too.large] 413')
         assert.equal(server.seen[0]?.calls, 1)
         assert.ok(peak < 8 * 1024 * 1024, `memory grew by ${(peak / 1048576).toFixed(1)} MiB`)
+      } finally {
+        await server.close()
+      }
+    })
+  }
+})
+
+describe('compressed bodies that inflate to nothing', () => {
+  // Sent without end until the server answers: the limit counts inflated bytes, of which there
+  // are none, so only the bound on encoded bytes (twice the limit plus 64 KiB) can stop them.
+  const endless: Array<[string, string, Buffer, Buffer]> = [
+    // a zlib header, then empty stored blocks, five bytes each
+    ['deflate of empty stored blocks', 'deflate', Buffer.from([0x78, 0x9c]), Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff])],
+    // a gzip header announcing a file name, and a name that never ends
+    ['gzip with a file name that never ends', 'gzip', Buffer.from([0x1f, 0x8b, 0x08, 0x08, 0, 0, 0, 0, 0, 0x03]), Buffer.alloc(1000, 0x61)]
+  ]
+  for (const [name, encoding, start, repeat] of endless) {
+    it(`${name} gets a 413 once its encoded bytes pass the bound`, async () => {
+      const limit = 10 * 1024
+      // Not `serve`: its `Connection: close` would make the server close a socket with unread
+      // bytes, which resets the connection and can discard the answer before the client reads it.
+      const mw = json({ limit }) as Middleware
+      const calls: string[] = []
+      const server = await startServer((req: IncomingMessage, res: ServerResponse) => {
+        mw(req, res, (err?: unknown) => {
+          const e = err as { status?: number, type?: string } | undefined
+          calls.push(`${e?.type ?? 'ok'}`)
+          res.statusCode = e?.status ?? 200
+          res.end(`[${e?.type ?? ''}] ${res.statusCode}`)
+        })
+      })
+      try {
+        const socket = await rawSocket(server.port)
+        socket.on('error', () => {})
+        let answer = ''
+        socket.on('data', (c: Buffer) => { answer += c.toString('latin1') })
+        socket.write(head('/', { 'content-type': 'application/json', 'content-encoding': encoding, 'transfer-encoding': 'chunked' }))
+        const piece = Buffer.concat(Array.from({ length: Math.ceil(16 * 1024 / repeat.length) }, () => repeat))
+        const frame = (data: Buffer): Buffer => Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
+        socket.write(frame(start))
+        let sent = start.length
+        // at most 32 MiB: far past the bound (84 KiB here) and what the sockets' buffers hold
+        const answered = (): boolean => answer !== ''
+        while (!answered() && sent < 32 * 1024 * 1024) {
+          await new Promise<void>((resolve) => { socket.write(frame(piece), () => { resolve() }) })
+          sent += piece.length
+          if (sent % (256 * 1024) < piece.length) await settle(1)
+        }
+        await settle(50)
+        socket.destroy()
+        assert.equal(statusOf(answer), 413, `answer after ${sent} bytes: ${answer.slice(0, 60)}`)
+        assert.match(answer, /\[entity\.too\.large\] 413/)
+        assert.deepEqual(calls, ['entity.too.large'])
       } finally {
         await server.close()
       }
@@ -246,6 +304,42 @@ describe('slow and concurrent bodies', () => {
       assert.ok(Date.now() - started < 5000)
       clearInterval(trickle)
       slow.destroy()
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('bodies sent a byte per chunk hold about their own size', async () => {
+    // 10 requests of 60,000 one-byte chunks each (under the 100 KiB limit), stalled before their
+    // last chunk. Kept as 60,000 Buffers each, they would hold over 100 MiB.
+    const count = 10
+    const chunks = 60_000
+    const received: number[] = []
+    const server = await serve(raw() as Middleware, (req) => {
+      const i = received.push(0) - 1
+      req.on('data', (c: Buffer) => { received[i] = (received[i] as number) + c.length })
+    })
+    try {
+      gc()
+      const base = process.memoryUsage()
+      const body = Buffer.from('1\r\na\r\n'.repeat(chunks))
+      const sockets = await Promise.all(Array.from({ length: count }, async () => await rawSocket(server.port)))
+      for (const s of sockets) {
+        s.on('error', () => {})
+        s.write(head('/', { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }))
+        s.write(body)
+      }
+      const deadline = Date.now() + 20_000
+      while ((received.length < count || received.some((n) => n < chunks)) && Date.now() < deadline) await settle(20)
+      assert.deepEqual(received, Array.from({ length: count }, () => chunks))
+      gc()
+      const now = process.memoryUsage()
+      const grown = now.heapUsed - base.heapUsed + now.arrayBuffers - base.arrayBuffers
+      // 10 x 60 KB of body; allow for the sockets, parsers and the buffers copies go into
+      assert.ok(grown < 12 * 1024 * 1024, `grew ${(grown / 1048576).toFixed(1)} MiB`)
+      for (const s of sockets) s.destroy()
+      await settle(200)
+      for (const s of server.seen) assert.equal(s.calls, 1)
     } finally {
       await server.close()
     }
