@@ -189,24 +189,28 @@ function isDone (res: ServerResponse): boolean {
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
-// Responses that emitted 'finish' and wait for 'close' (the next tick) to get their lines. If
-// the process exits in between (process.exit() or an uncaught exception in a 'finish' listener,
-// such as the callback of res.end()), the exit hook makes their lines before it writes what is
-// held, so they are not lost: morgan would have written them at 'finish'.
-const finishing = new Set<Hooked>()
+// Responses whose 'finish' listeners are running, their lines still to be made at 'close' (the
+// next tick). If one of those listeners ends the process (process.exit() in the callback of
+// res.end(), or an exception nobody catches), 'close' never comes: the exit hook makes their
+// lines before it writes what is held, as morgan would have written them at 'finish'. A
+// response is here only while its 'finish' is being emitted, so nothing stays in the set.
+const finishing = new Set<Waiting>()
 let finishingHooked = false
 
 function makeFinishingLines (): void {
   for (const res of finishing) runPending(res)
 }
 
-function noteFinishing (res: Hooked): void {
-  if (res[PENDING] === undefined) return
-  finishing.add(res)
+function emitFinish (res: Waiting, previous: Emit, args: IArguments): boolean {
   if (!finishingHooked) {
     finishingHooked = true
     beforeExitFlush(makeFinishingLines)
   }
+  finishing.add(res)
+  // Not in a `finally`: when a listener throws, the response must stay for the exit hook.
+  const result = previous.apply(res, args as unknown as unknown[])
+  finishing.delete(res)
+  return result
 }
 
 // Four entries per logger waiting on a response: listener, state, subject, resource.
@@ -214,7 +218,6 @@ function runPending (res: Hooked): void {
   const pending = res[PENDING]
   if (pending === undefined) return
   res[PENDING] = undefined
-  finishing.delete(res)
   for (let i = 0; i < pending.length; i += 4) {
     (pending[i + 3] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown, unknown>, null, pending[i + 1], res, pending[i + 2])
   }
@@ -228,9 +231,9 @@ function runPending (res: Hooked): void {
 // ('prefinish', 'finish', 'close'). Lines are written before the 'close' listeners run, as
 // morgan writes its line at 'finish', before 'close'.
 function emitWhenDone (this: Waiting, event: unknown): boolean {
-  if (event === 'close') runPending(this)
-  else if (event === 'finish') noteFinishing(this)
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
+  if (event === 'close') runPending(this)
+  else if (event === 'finish' && this[PENDING] !== undefined) return emitFinish(this, previous, arguments)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
 
