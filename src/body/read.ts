@@ -245,13 +245,15 @@ function stateOf (stream: Carrier): ReadState | undefined {
 
 /**
  * How many encoded bytes a compressed body may take before it is refused with a 413: twice the
- * limit, and 64 KiB more for small limits. `limit` counts what the body inflates to, so without
+ * limit, and 1 MiB more for small limits. `limit` counts what the body inflates to, so without
  * this bound a body that inflates to nothing (empty deflate blocks, a gzip file name that never
  * ends) could be sent forever, the decompressor working on every byte. No encoder expands data
  * anywhere near this much: deflate, brotli and zstd add a few bytes per block of stored data.
+ * The bound is loose on purpose: it only has to end such a body, and any body under it keeps
+ * the outcome it has with body-parser (a decompressor's error may come late, at the end).
  */
 export function encodedLimit (limit: number): number {
-  return 2 * limit + 64 * 1024
+  return 2 * limit + 1024 * 1024
 }
 
 function onData (this: BodySource, chunk: Buffer): void {
@@ -261,7 +263,8 @@ function onData (this: BodySource, chunk: Buffer): void {
   if (state.inflater === null) {
     collect(state, chunk)
   } else if (state.wire > encodedLimit(state.options.limit)) {
-    fail(state, receivedTooLarge(state.size, state.options.limit))
+    // `received` is what was received, the encoded bytes: what passed the bound
+    fail(state, receivedTooLarge(state.wire, state.options.limit))
   } else if (!state.inflater.write(chunk)) {
     this.pause()
   }

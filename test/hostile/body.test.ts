@@ -109,7 +109,7 @@ describe('decompression bombs', () => {
 
 describe('compressed bodies that inflate to nothing', () => {
   // Sent without end until the server answers: the limit counts inflated bytes, of which there
-  // are none, so only the bound on encoded bytes (twice the limit plus 64 KiB) can stop them.
+  // are none, so only the bound on encoded bytes (twice the limit plus 1 MiB) can stop them.
   const endless: Array<[string, string, Buffer, Buffer]> = [
     // a zlib header, then empty stored blocks, five bytes each
     ['deflate of empty stored blocks', 'deflate', Buffer.from([0x78, 0x9c]), Buffer.from([0x00, 0x00, 0x00, 0xff, 0xff])],
@@ -141,7 +141,7 @@ describe('compressed bodies that inflate to nothing', () => {
         const frame = (data: Buffer): Buffer => Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from('\r\n')])
         socket.write(frame(start))
         let sent = start.length
-        // at most 32 MiB: far past the bound (84 KiB here) and what the sockets' buffers hold
+        // at most 32 MiB: far past the bound (1 MiB and 20 KiB here) and what the sockets' buffers hold
         const answered = (): boolean => answer !== ''
         while (!answered() && sent < 32 * 1024 * 1024) {
           await new Promise<void>((resolve) => { socket.write(frame(piece), () => { resolve() }) })
