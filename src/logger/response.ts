@@ -189,34 +189,41 @@ function isDone (res: ServerResponse): boolean {
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
-// Responses whose 'finish' listeners are running, their lines still to be made at 'close' (the
-// next tick). If one of those listeners ends the process (process.exit() in the callback of
-// res.end(), or an exception nobody catches), 'close' never comes: the exit hook makes their
-// lines before it writes what is held, as morgan would have written them at 'finish'. A stack,
-// as a listener may end another response: a response is on it only while its 'finish' is being
-// emitted. One that a listener's exception carried past its pop stays until the stack is
-// emptied at STALE_FINISHING, far deeper than responses can nest; its line was made at 'close'.
-// (A Set, with an add and a delete per response, cost about 150 ns per response in-process,
-// against a few ns for the push and pop.)
+// Responses that are finishing: from their 'prefinish' to their 'close', where their lines are
+// made (one tick after 'finish'). If the process ends in between, in a callback of res.end() or
+// a 'finish' listener (process.exit(), or an exception nobody catches), 'close' never comes: the
+// exit hook makes their lines before it writes what is held. morgan writes its line at
+// 'finish', so it has it then when the callback runs after the 'finish' listeners (Node.js 20
+// and 22); from Node.js 24 the callbacks of res.end() run before 'finish', and foyer still has
+// it. Few responses are finishing at once (the lines are made a tick later), so the list stays
+// short: a response usually leaves from its end, and one that never emits 'close' is dropped
+// when the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost
+// about 150 ns per response in-process.)
 const finishing: Waiting[] = []
-const STALE_FINISHING = 64
+const MAX_FINISHING = 1024
 let finishingHooked = false
 
 function makeFinishingLines (): void {
-  for (const res of finishing) runPending(res)
+  for (const res of finishing.splice(0)) runPending(res)
 }
 
-function emitFinish (res: Waiting, previous: Emit, event: unknown): boolean {
+function noteFinishing (res: Waiting): void {
   if (!finishingHooked) {
     finishingHooked = true
     beforeExitFlush(makeFinishingLines)
   }
-  if (finishing.length >= STALE_FINISHING) finishing.length = 0
+  if (finishing.length >= MAX_FINISHING) finishing.length = 0
   finishing.push(res)
-  // Not in a `finally`: when a listener throws, the response must stay for the exit hook.
-  const result = previous.call(res, event)
-  finishing.pop()
-  return result
+}
+
+function forgetFinishing (res: Waiting): void {
+  const last = finishing.length - 1
+  if (finishing[last] === res) {
+    finishing.pop()
+    return
+  }
+  const at = finishing.lastIndexOf(res)
+  if (at !== -1) finishing.splice(at, 1)
 }
 
 // Four entries per logger waiting on a response: listener, state, subject, resource.
@@ -224,6 +231,7 @@ function runPending (res: Hooked): void {
   const pending = res[PENDING]
   if (pending === undefined) return
   res[PENDING] = undefined
+  if (finishing.length !== 0) forgetFinishing(res)
   for (let i = 0; i < pending.length; i += 4) {
     (pending[i + 3] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown, unknown>, null, pending[i + 1], res, pending[i + 2])
   }
@@ -239,7 +247,7 @@ function runPending (res: Hooked): void {
 function emitWhenDone (this: Waiting, event: unknown): boolean {
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
   if (event === 'close') runPending(this)
-  else if (event === 'finish' && this[PENDING] !== undefined && arguments.length === 1) return emitFinish(this, previous, event)
+  else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
 
