@@ -520,37 +520,21 @@ describe('lines at exit', () => {
     }
   }
 
-  for (const dest of ['file', 'stdout'] as const) {
-    it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when the app calls process.exit() right after logging`, async () => {
-      const { logged, code } = await runExit('exit', dest)
-      assert.equal(code, 0)
+  // mode of the fixture, destination, exit code, what ends the process
+  const endings: Array<[string, 'file' | 'stdout', number, string]> = [
+    ['exit', 'file', 0, 'the app calls process.exit() right after logging'],
+    ['exit', 'stdout', 0, 'the app calls process.exit() right after logging'],
+    ['exit-in-finish', 'file', 0, 'the callback of res.end() calls process.exit()'],
+    ['exit-in-finish', 'stdout', 0, 'the callback of res.end() calls process.exit()'],
+    ['throw-in-finish', 'file', 1, 'a \'finish\' listener throws and the uncaught exception ends the process'],
+    ['throw', 'file', 1, 'an uncaught exception ends the process'],
+    ['sigterm', 'file', 0, 'the app handles SIGTERM by exiting']
+  ]
+  for (const [mode, dest, exitCode, what] of endings) {
+    it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when ${what}`, async () => {
+      const { logged, code } = await runExit(mode, dest)
+      assert.equal(code, exitCode)
       assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
     })
   }
-
-  for (const dest of ['file', 'stdout'] as const) {
-    it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when the callback of res.end() calls process.exit()`, async () => {
-      const { logged, code } = await runExit('exit-in-finish', dest)
-      assert.equal(code, 0)
-      assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
-    })
-  }
-
-  it('reach the file when a \'finish\' listener throws and the uncaught exception ends the process', async () => {
-    const { logged, code } = await runExit('throw-in-finish', 'file')
-    assert.equal(code, 1)
-    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
-  })
-
-  it('reach the file when an uncaught exception ends the process', async () => {
-    const { logged, code } = await runExit('throw', 'file')
-    assert.equal(code, 1)
-    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
-  })
-
-  it('reach the file when the app handles SIGTERM by exiting', async () => {
-    const { logged, code } = await runExit('sigterm', 'file')
-    assert.equal(code, 0)
-    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
-  })
 })
