@@ -388,24 +388,17 @@ export class Sink implements Output, Flushable {
     const owners = this.owners
     const counts = this.counts
     if (owners.length === 0) { shared.holding.delete(this); return }
-    if (this.bytes !== undefined) {
-      const data = this.bytes.take() as Buffer
+    if (this.batched) {
+      const data = this.takeBatch()
+      // an encoded buffer is reused once written
+      if (this.bytes !== undefined) this.writing = data as Buffer
+      this.write(data, owners, counts)
+    } else {
+      const queue = this.queue
+      this.queue = []
       this.owners = []
       this.counts = []
       this.queuedBytes = 0
-      this.writing = data
-      this.write(data, owners, counts)
-      if (this.owners.length === 0) shared.holding.delete(this)
-      return
-    }
-    const queue = this.queue
-    this.queue = []
-    this.owners = []
-    this.counts = []
-    this.queuedBytes = 0
-    if (this.batched) {
-      this.write(queue.length === 1 ? queue[0] : queue.join(''), owners, counts)
-    } else {
       for (let i = 0; i < queue.length; i++) {
         this.write(queue[i], owners[i] as Owner, 1)
         if (this.waiting || this.dead) {
@@ -424,14 +417,11 @@ export class Sink implements Output, Flushable {
 
   flushSync (): void {
     if (this.dead || this.owners.length === 0) return
-    const queue = this.queue
-    const data = this.bytes !== undefined ? this.bytes.take() as Buffer : this.batched ? Buffer.from(queue.join('')) : undefined
-    this.queue = []
-    this.owners = []
-    this.counts = []
-    this.queuedBytes = 0
     const stream = this.stream as LogStream & EventSource
-    if (data !== undefined) {
+    if (this.batched) {
+      const taken = this.takeBatch()
+      if (taken === undefined) return
+      const data = toBuffer(taken, 'utf8')
       const fd = exitDescriptor(stream)
       if (fd !== undefined) {
         // What the stream still buffers was written before these lines: keep the order.
@@ -443,7 +433,27 @@ export class Sink implements Output, Flushable {
       stream.write(data)
       return
     }
+    const queue = this.queue
+    this.queue = []
+    this.owners = []
+    this.counts = []
+    this.queuedBytes = 0
     for (const line of queue) stream.write(line as string)
+  }
+
+  /**
+   * For a batched sink, everything held as one chunk (the encoded bytes, or the lines joined);
+   * the sink holds nothing afterwards. A buffer taken here is reused only if it is set as
+   * `writing` and its write completes.
+   */
+  private takeBatch (): unknown {
+    const queue = this.queue
+    const data = this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
+    this.queue = []
+    this.owners = []
+    this.counts = []
+    this.queuedBytes = 0
+    return data
   }
 
   /**
@@ -454,13 +464,8 @@ export class Sink implements Output, Flushable {
     if (this.dead || this.owners.length === 0) return
     const owners = this.owners
     const counts = this.counts
-    const queue = this.queue
-    // The buffer is not reused afterwards: no completion callback gives it back.
-    const data = this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
-    this.queue = []
-    this.owners = []
-    this.counts = []
-    this.queuedBytes = 0
+    // Written without a completion callback: the buffer is not reused.
+    const data = this.takeBatch()
     shared.holding.delete(this)
     try {
       (this.stream as Writable).write(data as string)
