@@ -293,21 +293,22 @@ function collect (state: ReadState, chunk: Buffer): void {
     return
   }
   if (chunk.length >= SMALL_CHUNK || state.chunks.length < MANY_CHUNKS) {
-    if (state.joinedEnd > state.joinedStart) keepJoined(state)
+    keepJoined(state)
     state.chunks.push(chunk)
     return
   }
   let joined = state.joined
   if (joined === undefined || state.joinedEnd + chunk.length > joined.length) {
-    if (state.joinedEnd > state.joinedStart) keepJoined(state)
+    keepJoined(state)
     joined = state.joined = Buffer.allocUnsafeSlow(JOINED_SIZE)
     state.joinedStart = state.joinedEnd = 0
   }
   state.joinedEnd += chunk.copy(joined, state.joinedEnd)
 }
 
-/** Adds the bytes copied since the last chunk kept to the chunks, in their place. */
+/** Adds the bytes copied since the last chunk kept, if any, to the chunks, in their place. */
 function keepJoined (state: ReadState): void {
+  if (state.joinedEnd === state.joinedStart) return
   state.chunks.push((state.joined as Buffer).subarray(state.joinedStart, state.joinedEnd))
   state.joinedStart = state.joinedEnd
 }
@@ -394,7 +395,7 @@ function complete (state: ReadState): void {
   settle(state, false)
   // a decompressor may finish before its input does (trailing bytes)
   discard(state.req)
-  if (state.joinedEnd > state.joinedStart) keepJoined(state)
+  keepJoined(state)
   state.joined = undefined
   const chunks = state.chunks
   state.chunks = []
