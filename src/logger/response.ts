@@ -52,6 +52,14 @@ function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
   }
   // A flat [name, value, name, value] list may repeat a name: the values add up.
   if (headers.length % 2 !== 0) throw new TypeError('headers array is malformed')
+  if (typeof res.appendHeader !== 'function') {
+    // An HTTP/2 compatibility response before Node.js 20.12 has no appendHeader, and its own
+    // writeHead sets the names of such a list one after the other: the last value of a name wins.
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i]) res.setHeader(headers[i] as string, headers[i + 1] as string)
+    }
+    return
+  }
   for (let i = 0; i < headers.length; i += 2) res.removeHeader(headers[i] as string)
   for (let i = 0; i < headers.length; i += 2) {
     if (headers[i]) res.appendHeader(headers[i] as string, headers[i + 1] as string)

@@ -4,7 +4,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import { logger } from '../../src/index.js'
@@ -302,5 +302,37 @@ describe('HTTP/2 compatibility requests', () => {
       client.close()
       await new Promise((resolve) => server.close(resolve))
     }
+  })
+
+  it('send a flat header list given to writeHead as node:http2 sends it without a logger, and log it', async () => {
+    // Before Node.js 20.12 an HTTP/2 compatibility response has no appendHeader, and its own
+    // writeHead keeps the last value of a repeated name; from 20.12 the values add up.
+    const answer = async (withLogger: boolean): Promise<{ header: unknown, lines: string[] }> => {
+      const out = new LineCollector()
+      const log = logger(':status :res[x-a]', { stream: out }) as Middleware
+      const server = createHttp2Server((req, res) => {
+        const reply = (): void => { res.writeHead(200, ['X-A', '1', 'X-A', '2'] as unknown as OutgoingHttpHeaders); res.end('ok') }
+        if (withLogger) log(req as unknown as IncomingMessage, res as unknown as ServerResponse, reply)
+        else reply()
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+      try {
+        const header = await new Promise<unknown>((resolve, reject) => {
+          const stream = client.request({ ':path': '/h2' })
+          stream.on('error', reject)
+          stream.on('response', (headers) => { stream.resume(); stream.on('end', () => resolve(headers['x-a'])) })
+          stream.end()
+        })
+        return { header, lines: withLogger ? await out.waitForLines(1) : [] }
+      } finally {
+        client.close()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+    const bare = await answer(false)
+    const logged = await answer(true)
+    assert.equal(logged.header, bare.header)
+    assert.deepEqual(logged.lines, [`200 ${String(bare.header)}`])
   })
 })
