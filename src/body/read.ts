@@ -183,7 +183,9 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
     early = declaredTooLarge(expected, options.limit)
   } else if (req.readableEncoding !== null) {
     early = streamEncodingSet()
-  } else if (!req.readable) {
+  } else if (!req.readable || stateOf(req as Carrier) !== undefined) {
+    // a stream being read by another call (two readers at once) is not readable to this one:
+    // each would see only the chunks after it started, and both states would feed the last one
     early = streamNotReadable()
   } else if (options.verify === undefined && charset !== null && !charsetKnown(charset)) {
     early = charsetUnsupported(charset.toLowerCase())
@@ -320,6 +322,12 @@ function onDrain (this: Transform): void {
 function onEnd (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state === undefined) return
+  // An HTTP/2 stream the client reset ends its request after 'aborted': without a Content-Length
+  // to check, that end would pass the part received for the whole body.
+  if ((this as { aborted?: unknown }).aborted === true) {
+    fail(state, requestAborted(state.wire, state.expected))
+    return
+  }
   state.ended = true
   if (state.inflater === null) complete(state)
   else state.inflater.end()

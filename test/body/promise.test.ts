@@ -153,6 +153,21 @@ describe('resolving undefined', () => {
       await close()
     }
   })
+  it('two reads at once: the first gets the whole body, the second 500 stream.not.readable', async () => {
+    const { port, close } = await startServer((req, res) => {
+      const outcome = async (read: Promise<unknown>): Promise<unknown> =>
+        await read.then((body) => ({ body }), (err: { status?: number, type?: string }) => ({ status: err.status, type: err.type }))
+      const first = outcome(readText(req))
+      const second = outcome(readText(req))
+      Promise.all([first, second]).then(([a, b]) => { res.end(JSON.stringify({ a, b })) }, () => { res.end('error') })
+    })
+    try {
+      const reply = await request(port, { headers: { ...TEXT_HEADERS, 'transfer-encoding': 'chunked' }, body: ['hello ', 'world'] })
+      assert.deepEqual(JSON.parse(reply.body), { a: { body: 'hello world' }, b: { status: 500, type: 'stream.not.readable' } })
+    } finally {
+      await close()
+    }
+  })
 })
 
 describe('readText, readRaw and readUrlencoded', () => {
@@ -455,6 +470,22 @@ describe('http2 compat requests', () => {
     assert.equal(err.type, 'request.aborted')
     assert.equal(err.received, 10)
     assert.equal(err.expected, 50)
+  })
+
+  it('400 request.aborted when the client resets a stream sent without a Content-Length', async () => {
+    // the request ends after 'aborted': what arrived must not pass for the whole body
+    let settled: (outcome: unknown) => void = () => {}
+    const outcome = new Promise((resolve) => { settled = resolve })
+    reader = async (req) => await readText(req).then((body) => { settled({ body }) }, (err: unknown) => { settled(err) })
+    const stream = h2.client.request({ ':method': 'POST', ':path': '/', ...TEXT_HEADERS })
+    stream.on('error', () => {})
+    stream.write('{"amount": 1000')
+    await delay(50)
+    stream.destroy()
+    const err = await outcome as { status?: number, type?: string, received?: number }
+    assert.equal(err.status, 400)
+    assert.equal(err.type, 'request.aborted')
+    assert.equal(err.received, 15)
   })
 
   it('the json() middleware reads a body streamed without a Content-Length too', async () => {
