@@ -18,6 +18,8 @@ export interface FetchBodyChunk {
 export interface FetchBodyReader {
   read (): Promise<FetchBodyChunk>
   cancel (reason?: unknown): Promise<void>
+  /** Unlocks a body refused before any of it was read, leaving it to another reader. */
+  releaseLock? (): void
 }
 
 /** A Fetch body: the part of `ReadableStream<Uint8Array>` the readers use. */
@@ -35,6 +37,15 @@ export interface FetchRequest {
   readonly headers: { get (name: string): string | null }
   readonly body: FetchBody | null
   readonly bodyUsed: boolean
+  /** Aborted when the client goes away (Hono on Node.js, Next.js, Bun, Deno): the read stops there. */
+  readonly signal?: FetchSignal | undefined
+}
+
+/** The part of an `AbortSignal` the readers use. */
+export interface FetchSignal {
+  readonly aborted: boolean
+  addEventListener (type: 'abort', listener: () => void): void
+  removeEventListener (type: 'abort', listener: () => void): void
 }
 
 /** Whether `req` is a Fetch Request rather than a Node.js one (whose headers are a plain object). */
@@ -83,6 +94,9 @@ export async function readFetchBody (request: FetchRequest, options: ReadOptions
   if (!options.matches(source)) return undefined
   // a body that was read (or is being read) cannot be read again: the Fetch form of a consumed stream
   if (request.bodyUsed || body.locked) throw streamNotReadable()
+  // The body is locked now, not at the first read a tick later: a reader started in the
+  // meantime (a `request.json()` in the same tick) must find it taken, not take it from us.
+  source.lock()
   return await new Promise((resolve, reject) => {
     readBody(source, undefined, options, settle, { resolve, reject })
   })
@@ -101,8 +115,11 @@ function settle (err: HttpError | null, body: unknown, source: FetchBodySource, 
 class FetchBodySource extends Readable {
   readonly headers: BodyHeaders
   readonly #body: FetchBody
-  // taken on the first read only: until then the body stays unlocked and unused
+  readonly #signal: FetchSignal | undefined
   #reader: FetchBodyReader | undefined
+  // until the first read, a body the pipeline refuses is unlocked again, unused
+  #reading = false
+  readonly #onAbort = (): void => { this.destroy(new Error('aborted')) }
 
   constructor (request: FetchRequest, body: FetchBody) {
     super()
@@ -113,19 +130,26 @@ class FetchBodySource extends Readable {
       'content-length': headers.get('content-length') ?? undefined
     }
     this.#body = body
+    const signal = request.signal
+    this.#signal = signal !== null && typeof signal?.addEventListener === 'function' ? signal : undefined
+  }
+
+  /** Takes the body's reader; a body that cannot be taken is reported as not readable. */
+  lock (): void {
+    try {
+      this.#reader = this.#body.getReader()
+    } catch {
+      throw streamNotReadable()
+    }
+    // A client that goes away aborts the signal; a body that then neither ends nor fails would
+    // hold the read forever. The read stops there with 400 request.aborted, as a broken stream does.
+    this.#signal?.addEventListener('abort', this.#onAbort)
   }
 
   override _read (): void {
-    if (this.destroyed) return
-    let reader = this.#reader
-    if (reader === undefined) {
-      try {
-        reader = this.#reader = this.#body.getReader()
-      } catch (err) {
-        this.destroy(toError(err))
-        return
-      }
-    }
+    const reader = this.#reader
+    if (this.destroyed || reader === undefined) return
+    this.#reading = true
     reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(toError(err)) })
   }
 
@@ -142,8 +166,14 @@ class FetchBodySource extends Readable {
   }
 
   override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {
+    this.#signal?.removeEventListener('abort', this.#onAbort)
     const reader = this.#reader
     if (reader === undefined) { callback(err); return }
+    if (!this.#reading && typeof reader.releaseLock === 'function') {
+      reader.releaseLock()
+      callback(err)
+      return
+    }
     // cancelling a body that has ended is a no-op
     reader.cancel(err ?? undefined).then(() => { callback(err) }, () => { callback(err) })
   }

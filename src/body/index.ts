@@ -13,7 +13,7 @@ import { TEXT_TYPE, parseText } from './text.js'
 import { URLENCODED_TYPE, createUrlencodedParse } from './urlencoded.js'
 
 export type { BodyErrorType } from './errors.js'
-export type { FetchBody, FetchBodyChunk, FetchBodyReader, FetchRequest } from './fetch.js'
+export type { FetchBody, FetchBodyChunk, FetchBodyReader, FetchRequest, FetchSignal } from './fetch.js'
 export type { BodyOptions, JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
 export type { BodyRequest, NodeRequest, ReaderResponse } from './promise.js'
 export type { BodyMiddleware } from './read.js'

@@ -261,6 +261,36 @@ describe('bodies that cannot be read', () => {
     assert.equal((await failure(readJson(request)))['type'], 'stream.not.readable')
   })
 
+  it('takes the body at the call: a reader started in the same tick finds it locked', async () => {
+    const request = post(JSON_TYPE, '{"a":1}')
+    const ours = readJson(request)
+    await assert.rejects(request.json(), TypeError)
+    assert.deepEqual(await ours, { a: 1 })
+  })
+
+  it('a body refused before reading is unlocked again for another reader', async () => {
+    const request = post({ 'content-type': 'text/plain; charset=bogus' }, 'hello')
+    assert.equal((await failure(readText(request)))['type'], 'charset.unsupported')
+    assert.equal(request.bodyUsed, false)
+    assert.equal(await request.text(), 'hello')
+  })
+
+  it('400 request.aborted when the request\'s signal aborts a body that never ends, and the body is cancelled', async () => {
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      start (controller) { controller.enqueue(new TextEncoder().encode('{"a":')) },
+      cancel () { cancelled = true }
+    })
+    const controller = new AbortController()
+    const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream, duplex: 'half', signal: controller.signal } as RequestInit)
+    setTimeout(() => { controller.abort() }, 30)
+    const err = await failure(readJson(request))
+    assert.equal(err['status'], 400)
+    assert.equal(err['type'], 'request.aborted')
+    assert.equal(err['received'], 5)
+    assert.equal(cancelled, true)
+  })
+
   it('400 request.aborted when the body stream fails mid-way', async () => {
     let sent = false
     const stream = new ReadableStream<Uint8Array>({
