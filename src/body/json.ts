@@ -20,12 +20,32 @@ export function createJsonParse (settings: JsonSettings): (text: string) => unkn
         if (char !== '{' && char !== '[') throw strictViolation(text, char)
       }
     }
-    const value: unknown = JSON.parse(text, reviver)
+    const value: unknown = reviver === undefined ? JSON.parse(text) : parseRevived(text, reviver)
     if (checked && value !== null && typeof value === 'object' && mayBePoisoned(text)) {
       const key = findPoison(value, remove, reviver !== undefined)
       if (key !== undefined) throw protoPoisoned(key)
     }
     return value
+  }
+}
+
+/**
+ * JSON.parse with a reviver, whose errors are reported as body-parser reports them: an error the
+ * reviver throws keeps only its message and stack, so its own `status`, `type` or other
+ * properties do not reach the error passed to next (a 400 entity.parse.failed, with `body`).
+ */
+function parseRevived (text: string, reviver: NonNullable<JsonSettings['reviver']>): unknown {
+  try {
+    return JSON.parse(text, reviver)
+  } catch (err) {
+    if (err !== null && typeof err === 'object') {
+      for (const key of Object.getOwnPropertyNames(err)) {
+        if (key !== 'message' && key !== 'stack') {
+          try { delete (err as Record<string, unknown>)[key] } catch {}
+        }
+      }
+    }
+    throw err
   }
 }
 

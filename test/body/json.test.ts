@@ -97,6 +97,14 @@ describe('json() reviver', () => {
     const seen = await compare(server, json({ reviver }), bodyParser.json({ reviver }), { headers: JSON_HEADERS, body: '{"a":1}' })
     assert.equal(seen.error?.message, 'no thanks')
   })
+
+  it('an error the reviver throws keeps only its message: its own status, type and properties are dropped', async () => {
+    const reviver = (): unknown => { throw Object.assign(new RangeError('bad date'), { status: 422, type: 'custom.type', code: 'X', field: 'at' }) }
+    const seen = await compare(server, json({ reviver }), bodyParser.json({ reviver }), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.equal(seen.error?.status, 400)
+    assert.equal(seen.error?.type, 'entity.parse.failed')
+    assert.equal(seen.error?.message, 'bad date')
+  })
 })
 
 describe('json() type', () => {
