@@ -2,7 +2,7 @@
 // then installs it into a scratch consumer and loads every entry point from CommonJS and ESM,
 // and type-checks consumers of both kinds. Run after `npm run build`.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, cpSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,10 +14,15 @@ const run = (cmd, args, cwd = root) => {
   execFileSync(cmd, args, { cwd, stdio: 'inherit' })
 }
 
+// What a user's `npm install foyer` (with @types/node and typescript) gives, and nothing more:
+// a declaration that imports from one of this repository's devDependencies fails the type check.
+const USER_PACKAGES = ['@types/node', 'typescript']
+
 const packDir = mkdtempSync(join(tmpdir(), 'foyer-pack-'))
-// The consumer lives under node_modules so the installed copy resolves its own dependencies
-// from this checkout's node_modules, without a registry.
-const consumer = join(root, 'node_modules', '.foyer-consumer')
+// The consumer lives outside this checkout, so nothing resolves from its node_modules by
+// accident. The packages a user would get are linked from it instead, which needs no registry;
+// their own dependencies resolve from where the links point.
+const consumer = mkdtempSync(join(tmpdir(), 'foyer-consumer-'))
 try {
   run('npm', ['pack', '--silent', '--pack-destination', packDir])
   const tarball = join(packDir, readdirSync(packDir).find((f) => f.endsWith('.tgz')))
@@ -25,15 +30,21 @@ try {
   run(bin('attw'), [tarball])
   run(bin('publint'), ['run', tarball, '--strict'])
 
-  rmSync(consumer, { recursive: true, force: true })
-  const installed = join(consumer, 'node_modules', 'foyer')
+  const modules = join(consumer, 'node_modules')
+  const installed = join(modules, 'foyer')
   mkdirSync(installed, { recursive: true })
   run('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1'])
+  const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'))
+  for (const name of [...Object.keys(manifest.dependencies ?? {}), ...USER_PACKAGES]) {
+    const link = join(modules, name)
+    mkdirSync(dirname(link), { recursive: true })
+    symlinkSync(join(root, 'node_modules', name), link, 'junction')
+  }
   cpSync(join(root, 'test', 'package', 'consumer'), consumer, { recursive: true })
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'commonjs' }))
   run(process.execPath, ['require.cjs'], consumer)
   run(process.execPath, ['import.mjs'], consumer)
-  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer)
+  run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer)
   console.log('package check: ok')
 } finally {
   rmSync(packDir, { recursive: true, force: true })
