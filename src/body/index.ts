@@ -6,17 +6,30 @@ import { resolveCommon, resolveJson, resolveUrlencoded } from './options.js'
 import type { JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
 import { readRequest } from './promise.js'
 import type { BodyRequest, ReaderResponse } from './promise.js'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { BodyError } from './errors.js'
 import { RAW_TYPE, parseRaw } from './raw.js'
 import { bodyMiddleware } from './read.js'
-import type { BodyMiddleware, ReadOptions } from './read.js'
+import type { ReadOptions } from './read.js'
 import { TEXT_TYPE, parseText } from './text.js'
 import { URLENCODED_TYPE, createUrlencodedParse } from './urlencoded.js'
 
-export type { BodyErrorType } from './errors.js'
+export type { BodyError, BodyErrorType } from './errors.js'
 export type { FetchBody, FetchBodyChunk, FetchBodyReader, FetchRequest, FetchSignal } from './fetch.js'
 export type { BodyOptions, JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
 export type { BodyRequest, NodeRequest, ReaderResponse } from './promise.js'
-export type { BodyMiddleware } from './read.js'
+
+/**
+ * A connect-style middleware that parses the request body into `req.body`, for Express, Connect and
+ * node:http. It calls `next()` once: with no argument when the body was parsed or skipped, with a
+ * `BodyError` when it was refused.
+ */
+export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: BodyError) => void) => void
+
+// Every error the pipeline passes to `next` is made in errors.ts, each a BodyError.
+function middleware (options: ReadOptions): BodyMiddleware {
+  return bodyMiddleware(options) as BodyMiddleware
+}
 
 function jsonSettings (options: JsonOptions<never, never> | undefined): ReadOptions {
   const common = resolveCommon(options, JSON_TYPE)
@@ -43,17 +56,17 @@ function urlencodedSettings (options: UrlencodedOptions<never, never> | undefine
  * An empty body gives `{}`.
  */
 export function json (options?: JsonOptions): BodyMiddleware {
-  return bodyMiddleware(jsonSettings(options))
+  return middleware(jsonSettings(options))
 }
 
 /** Reads bodies (`application/octet-stream` by default) into `req.body` as a Buffer. */
 export function raw (options?: RawOptions): BodyMiddleware {
-  return bodyMiddleware(rawSettings(options))
+  return middleware(rawSettings(options))
 }
 
 /** Reads bodies (`text/plain` by default) into `req.body` as a string, in any charset iconv-lite knows. */
 export function text (options?: TextOptions): BodyMiddleware {
-  return bodyMiddleware(textSettings(options))
+  return middleware(textSettings(options))
 }
 
 /**
@@ -61,7 +74,7 @@ export function text (options?: TextOptions): BodyMiddleware {
  * iso-8859-1; nested keys with `extended`.
  */
 export function urlencoded (options?: UrlencodedOptions): BodyMiddleware {
-  return bodyMiddleware(urlencodedSettings(options))
+  return middleware(urlencodedSettings(options))
 }
 
 /**
@@ -71,8 +84,8 @@ export function urlencoded (options?: UrlencodedOptions): BodyMiddleware {
  *
  * Resolves with the parsed value (`{}` for an empty body), or with `undefined` when the request has
  * no body, when its Content-Type does not match `type`, or when a Node.js request's body was
- * already read. Rejects with the error `json()` would pass to `next` (an http-errors error with
- * `status` and `type`, see `BodyErrorType`); a Fetch Request of the matching type whose body was
+ * already read. Rejects with the error `json()` would pass to `next` (a `BodyError`: an http-errors
+ * error with `status` and `type`); a Fetch Request of the matching type whose body was
  * already used (or is locked by another reader) rejects with 500 `stream.not.readable`. Bad options
  * reject with a TypeError. A Fetch body is cancelled as soon as it passes `limit`.
  *

@@ -9,7 +9,7 @@ import type { ClientHttp2Session, Http2Server, Http2ServerRequest, Http2ServerRe
 import type { AddressInfo } from 'node:net'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencoded } from '../../src/body/index.js'
-import type { BodyMiddleware, BodyRequest } from '../../src/body/index.js'
+import type { BodyError, BodyMiddleware, BodyRequest } from '../../src/body/index.js'
 import * as root from '../../src/index.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
 import { compare, requestHead, send, startBodyServer } from '../helpers/body-server.js'
@@ -32,7 +32,7 @@ const delay = async (ms: number): Promise<void> => { await new Promise((resolve)
 /** A middleware that puts what a reader settles with where the middleware would. */
 function viaReader (read: (req: IncomingMessage) => Promise<unknown>): BodyMiddleware {
   return (req, _res, next) => {
-    read(req).then((body) => { (req as WithBody).body = body; next() }, (err: Error) => { next(err) })
+    read(req).then((body) => { (req as WithBody).body = body; next() }, (err: BodyError) => { next(err) })
   }
 }
 

@@ -1,7 +1,8 @@
 // Property-based fuzzing of the four parsers: random bodies, Content-Type, Content-Encoding and
 // charset values, and random splits of the body into writes. For every input each parser calls
-// `next` exactly once, with a parsed body or a documented http-errors error, and never throws,
-// leaves an unhandled rejection, or hangs. FOYER_FUZZ_RUNS raises the number of runs for a soak.
+// `next` exactly once, with a parsed body or a documented http-errors error that fits the BodyError
+// type, and never throws, leaves an unhandled rejection, or hangs. FOYER_FUZZ_RUNS raises the
+// number of runs for a soak.
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { request as httpRequest } from 'node:http'
@@ -9,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib'
 import fc from 'fast-check'
 import { json, raw, text, urlencoded } from '../../src/index.js'
-import type { BodyErrorType } from '../../src/index.js'
+import type { BodyError, BodyErrorType } from '../../src/index.js'
 import { splitAt } from '../helpers/body-arbitraries.js'
 import { startServer } from '../helpers/server.js'
 import type { Middleware, TestServer } from '../helpers/server.js'
@@ -27,6 +28,30 @@ const problems: string[] = []
 const onUncaught = (err: unknown): void => { problems.push(`uncaught: ${String(err)}`) }
 const onUnhandled = (err: unknown): void => { problems.push(`unhandled rejection: ${String(err)}`) }
 
+// What the BodyError type says of each optional property.
+const OPTIONAL: Record<Exclude<keyof BodyError, keyof Error | 'status' | 'statusCode' | 'expose' | 'type'>, (value: unknown) => boolean> = {
+  body: (v) => typeof v === 'string' || Buffer.isBuffer(v),
+  charset: (v) => typeof v === 'string',
+  encoding: (v) => typeof v === 'string',
+  limit: (v) => typeof v === 'number',
+  length: (v) => v === null || typeof v === 'number',
+  received: (v) => typeof v === 'number',
+  expected: (v) => v === null || typeof v === 'number',
+  code: (v) => typeof v === 'string',
+  errno: (v) => typeof v === 'number'
+}
+
+/** The first way `err` does not fit the BodyError type, if any. */
+function bodyErrorMisfit (err: unknown): string | undefined {
+  if (!(err instanceof Error)) return 'not an Error'
+  const e = err as unknown as Record<string, unknown>
+  if (typeof e.type !== 'string') return 'type'
+  for (const [key, fits] of Object.entries(OPTIONAL)) {
+    if (e[key] !== undefined && !fits(e[key])) return key
+  }
+  return undefined
+}
+
 interface Outcome { status: number, payload: { ok?: true, type?: string, calls?: number } }
 
 function fuzzServer (mw: Middleware): (req: IncomingMessage, res: ServerResponse) => void {
@@ -43,6 +68,8 @@ function fuzzServer (mw: Middleware): (req: IncomingMessage, res: ServerResponse
       if (typeof e.status !== 'number' || e.status !== e.statusCode || typeof e.expose !== 'boolean') {
         problems.push(`not an http-errors error: ${String(err)}`)
       }
+      const misfit = bodyErrorMisfit(err)
+      if (misfit !== undefined) problems.push(`not a BodyError (${misfit}): ${String(err)}`)
       if (typeof e.type !== 'string' || !DOCUMENTED.has(e.type as BodyErrorType)) {
         problems.push(`undocumented type ${String(e.type)} (${String(err)})`)
       }

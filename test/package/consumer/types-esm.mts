@@ -2,7 +2,8 @@
 import logger from 'foyer/logger'
 import { json, urlencoded } from 'foyer/body'
 import { logger as named, readJson } from 'foyer'
-import type { JsonOptions, LoggerOptions, UrlencodedOptions } from 'foyer'
+import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, UrlencodedOptions } from 'foyer'
+import type { IncomingMessage } from 'node:http'
 
 const loggerOptions: LoggerOptions = { immediate: true }
 const jsonOptions: JsonOptions = { limit: 1024, reviver: (_key, value: unknown) => value }
@@ -12,4 +13,22 @@ const b = named(':method :url')
 const c = json(jsonOptions)
 const d = urlencoded(formOptions)
 const e: Promise<{ id: number } | undefined> = readJson<{ id: number }>(new Request('http://localhost/', { method: 'POST', body: '{}' }), { limit: 1024 })
-export { a, b, c, d, e }
+
+// A reader's rejection is the error the middleware would pass to next: a BodyError.
+async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
+  try {
+    await readJson(req)
+    return [200, 'ok']
+  } catch (err) {
+    const refused = err as BodyError
+    const limit: number | undefined = refused.limit
+    const received: number | undefined = refused.received
+    const expected: number | null | undefined = refused.expected
+    const body: string | Buffer | undefined = refused.body
+    void [limit, received, expected, body, refused.charset, refused.encoding, refused.length, refused.code]
+    return [refused.status, refused.expose ? refused.message : refused.type]
+  }
+}
+const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
+const ownType: BodyError['type'] = 'rate.limited'
+export { a, b, c, d, e, everyType, ownType, readOrAnswer }
