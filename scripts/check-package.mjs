@@ -44,7 +44,10 @@ try {
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'commonjs' }))
   run(process.execPath, ['require.cjs'], consumer)
   run(process.execPath, ['import.mjs'], consumer)
-  run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], consumer)
+  // nodenext (.cts and .mts), bundlers, and CommonJS output with node10 resolution and esModuleInterop
+  for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.node10.json']) {
+    run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', config], consumer)
+  }
   console.log('package check: ok')
 } finally {
   rmSync(packDir, { recursive: true, force: true })

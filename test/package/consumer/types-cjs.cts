@@ -34,4 +34,19 @@ function answer (res: ServerResponse, err: foyer.BodyError): void {
   res.end(err.type)
 }
 
-export { answer, combined, parsers, server }
+// The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
+// imported function and object.
+const format: logger.FormatFn<IncomingMessage, ServerResponse> = (tokens, req, res) => `${tokens.method(req, res)} ${tokens.url(req, res)}`
+const loggerOptions: logger.Options<IncomingMessage, ServerResponse> = { immediate: true, stream: process.stderr }
+const streamOptions: logger.StreamOptions = process.stdout
+const callback: logger.TokenCallbackFn<IncomingMessage, ServerResponse> = (req) => req.url
+const indexed = (tokens: logger.TokenIndexer, req: IncomingMessage, res: ServerResponse): string | undefined => tokens.status(req, res)
+const morgan: logger.Morgan<IncomingMessage, ServerResponse> = logger.token('callback', callback)
+const loggerNames: [logger.Logger, logger.LoggerOptions, logger.LoggerStream, logger.TokenFn] = [logger, loggerOptions, streamOptions, callback]
+const bodyOptions: [bodyParser.Options, bodyParser.OptionsJson, bodyParser.OptionsText, bodyParser.OptionsUrlencoded] =
+  [{ inflate: false }, { strict: false }, { defaultCharset: 'latin1' }, { extended: true }]
+const bodyNames: [bodyParser.BodyParser, bodyParser.JsonOptions, bodyParser.RawOptions, bodyParser.BodyMiddleware] =
+  [bodyParser, bodyOptions[1], bodyOptions[0], bodyParser.raw(bodyOptions[0])]
+const errorHandler = (err: bodyParser.BodyError): bodyParser.BodyErrorType | string => err.type
+
+export { answer, bodyNames, combined, errorHandler, format, indexed, loggerNames, morgan, parsers, server }

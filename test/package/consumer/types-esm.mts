@@ -1,9 +1,11 @@
 // Type-level drop-in check for ESM consumers, including the public option types.
 import logger from 'foyer/logger'
-import { json, urlencoded } from 'foyer/body'
+import * as loggerModule from 'foyer/logger'
+import bodyParser, { json, urlencoded } from 'foyer/body'
+import * as bodyModule from 'foyer/body'
 import { logger as named, readJson } from 'foyer'
 import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, UrlencodedOptions } from 'foyer'
-import type { IncomingMessage } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 
 const loggerOptions: LoggerOptions = { immediate: true }
 const jsonOptions: JsonOptions = { limit: 1024, reviver: (_key, value: unknown) => value }
@@ -32,3 +34,20 @@ async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
 const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
 const ownType: BodyError['type'] = 'rate.limited'
 export { a, b, c, d, e, everyType, ownType, readOrAnswer }
+
+// The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
+// default imports and on `import * as`.
+export type DefaultImportNames = [
+  logger.FormatFn<IncomingMessage, ServerResponse>, logger.Options<IncomingMessage, ServerResponse>, logger.StreamOptions,
+  logger.TokenCallbackFn<IncomingMessage, ServerResponse>, logger.TokenIndexer<IncomingMessage, ServerResponse>,
+  logger.Morgan<IncomingMessage, ServerResponse>, logger.Logger, logger.LoggerOptions, logger.LoggerStream, logger.TokenFn,
+  bodyParser.Options, bodyParser.OptionsJson, bodyParser.OptionsText, bodyParser.OptionsUrlencoded, bodyParser.BodyParser,
+  bodyParser.BodyError, bodyParser.BodyErrorType, bodyParser.BodyMiddleware, bodyParser.JsonOptions
+]
+export type StarImportNames = [
+  loggerModule.FormatFn<IncomingMessage, ServerResponse>, loggerModule.Options<IncomingMessage, ServerResponse>, loggerModule.StreamOptions,
+  loggerModule.TokenCallbackFn<IncomingMessage, ServerResponse>, loggerModule.TokenIndexer<IncomingMessage, ServerResponse>,
+  loggerModule.Morgan<IncomingMessage, ServerResponse>, loggerModule.Logger, loggerModule.LoggerOptions, loggerModule.LoggerStream, loggerModule.TokenFn,
+  bodyModule.Options, bodyModule.OptionsJson, bodyModule.OptionsText, bodyModule.OptionsUrlencoded, bodyModule.BodyParser,
+  bodyModule.BodyError, bodyModule.BodyErrorType, bodyModule.BodyMiddleware, bodyModule.JsonOptions
+]
