@@ -55,10 +55,19 @@ export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res
 export type FormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
   (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string | object | null | undefined
 
-/** A destination for log lines: a writable stream, or any object with a `write` method. */
+/**
+ * A destination for log lines: a writable stream (an fs.WriteStream, process.stdout, an object-mode
+ * Writable), or any object with a `write` method, such as `{ write: (line) => winston.info(line.trim()) }`.
+ */
 export interface LoggerStream {
-  write (chunk: string | object): unknown
-  /** When true, an object returned by a format function is written as-is, without newline. */
+  /**
+   * Called with text ending in a newline: one line, or several whole lines for a byte stream. With
+   * `writableObjectMode`, an object a format function returns is passed as it is, without newline;
+   * such a writer declares its parameter `string | object` (a method's parameters are compared both
+   * ways, so it fits).
+   */
+  write (line: string): unknown
+  /** When true, an object returned by a format function is written as-is, without newline. @default undefined */
   readonly writableObjectMode?: boolean | undefined
 }
 

@@ -4,8 +4,10 @@ import * as loggerModule from 'foyer/logger'
 import bodyParser, { json, urlencoded } from 'foyer/body'
 import * as bodyModule from 'foyer/body'
 import { logger as named, readJson } from 'foyer'
-import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, UrlencodedOptions } from 'foyer'
+import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, LoggerStream, UrlencodedOptions } from 'foyer'
+import { createWriteStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Writable } from 'node:stream'
 
 const loggerOptions: LoggerOptions = { immediate: true }
 const jsonOptions: JsonOptions = { limit: 1024, reviver: (_key, value: unknown) => value }
@@ -33,7 +35,24 @@ async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
 }
 const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
 const ownType: BodyError['type'] = 'rate.limited'
-export { a, b, c, d, e, everyType, ownType, readOrAnswer }
+
+// Streams: a writer's line is a string (the winston idiom), and every kind of stream still fits.
+declare const winston: { info: (message: string) => void }
+const streams: LoggerStream[] = [
+  { write: (message) => winston.info(message.trim()) },
+  { write: (line: string) => line.length },
+  { writableObjectMode: true, write (entry: string | object) { return entry } },
+  createWriteStream('access.log', { flags: 'a' }),
+  process.stdout,
+  new Writable({ objectMode: true, write (_entry, _encoding, done) { done() } })
+]
+class WinstonStream implements LoggerStream {
+  write (line: string): void { winston.info(line) }
+}
+const f = logger('combined', { stream: { write: (message) => winston.info(message.trim()) } })
+const g = logger('combined', { stream: new WinstonStream() })
+
+export { a, b, c, d, e, everyType, f, g, ownType, readOrAnswer, streams }
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // default imports and on `import * as`.
