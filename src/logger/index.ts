@@ -21,9 +21,12 @@ import type { LoggedRequest, LoggedResponse } from './tokens.js'
 export type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
   (req: Req, res: Res, ...args: string[]) => string | undefined
 
-/** The `tokens` object a format function receives: every defined token, by name. */
+/**
+ * The `tokens` object a format function receives: every defined token, by name. A name no token has
+ * is undefined at run time, which the type says under `noUncheckedIndexedAccess`.
+ */
 export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
-  [name: string]: TokenFn<Req, Res> | undefined
+  [name: string]: TokenFn<Req, Res>
   /** `:date[clf|iso|web]`, UTC, default `web`. */
   date: TokenFn<Req, Res>
   'http-version': TokenFn<Req, Res>

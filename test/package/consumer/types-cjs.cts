@@ -17,6 +17,9 @@ const parsers: Mw[] = [
   foyer.json()
 ]
 
+// A custom token called through `tokens` in a format function.
+const custom: Mw = logger((tokens, req, res) => `${tokens.id(req, res)} ${tokens['user-agent'](req, res)}`)
+
 // The README's node:http example: the error a parser passes to next has `status` and `type`.
 const parseJson = bodyParser.json({ limit: '1mb' })
 const server = createServer((req, res) => {
@@ -49,4 +52,4 @@ const bodyNames: [bodyParser.BodyParser, bodyParser.JsonOptions, bodyParser.RawO
   [bodyParser, bodyOptions[1], bodyOptions[0], bodyParser.raw(bodyOptions[0])]
 const errorHandler = (err: bodyParser.BodyError): bodyParser.BodyErrorType | string => err.type
 
-export { answer, bodyNames, combined, errorHandler, format, indexed, loggerNames, morgan, parsers, server }
+export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, morgan, parsers, server }
