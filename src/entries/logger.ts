@@ -15,8 +15,10 @@ declare namespace logger {
   type FormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.FormatFn<Req, Res>
   /** The `tokens` object a format function receives. */
   type TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.TokenIndexer<Req, Res>
-  /** A token function, as `logger.token(name, fn)` takes it. */
-  type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.TokenFn<Req, Res>
+  /** A token function, as `logger.token(name, fn)` takes it; `V` narrows its value. */
+  type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse, V extends types.TokenValue = types.TokenValue> = types.TokenFn<Req, Res, V>
+  /** What a token function may return: text, a number or a boolean, or undefined or null for `-`. */
+  type TokenValue = types.TokenValue
   /** The options of `logger(format, options)`. */
   type LoggerOptions<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.LoggerOptions<Req, Res>
   /** The options object of the deprecated `logger(options)` form. */

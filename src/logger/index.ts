@@ -14,40 +14,49 @@ import { registerTokens, remoteAddress } from './tokens.js'
 import type { LoggedRequest, LoggedResponse } from './tokens.js'
 
 /**
- * A token function: called as `fn(req, res)`, or `fn(req, res, arg)` for `:name[arg]`, with
- * `this` the token table. Its value is the text of the token; a falsy value (`undefined`,
- * `null`, `''`) prints as `-`. String values are escaped for a one-line log.
+ * What a token function may return. A string is escaped for a one-line log. In a text line a falsy
+ * value (`undefined`, `null`, `''`, `0`, `false`) prints as `-`, as in morgan, and a number or `true`
+ * as its text; in a json line a number or a boolean keeps its JSON type, and `undefined`, `null` or
+ * `''` leave the key out.
  */
-export type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
-  (req: Req, res: Res, ...args: string[]) => string | undefined
+export type TokenValue = string | number | boolean | null | undefined
+
+/**
+ * A token function: called as `fn(req, res)`, or `fn(req, res, arg)` for `:name[arg]`, with
+ * `this` the token table. Its value is the token's text, or a number or boolean (see `TokenValue`).
+ * `V` narrows the value, as the built-in tokens' is: text, or undefined for `-`.
+ */
+export type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse, V extends TokenValue = TokenValue> =
+  (req: Req, res: Res, ...args: string[]) => V
 
 /**
  * The `tokens` object a format function receives: every defined token, by name. A name no token has
- * is undefined at run time, which the type says under `noUncheckedIndexedAccess`.
+ * is undefined at run time, which the type says under `noUncheckedIndexedAccess`. The built-in
+ * tokens are typed as foyer defines them, giving text or undefined.
  */
 export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
   [name: string]: TokenFn<Req, Res>
   /** `:date[clf|iso|web]`, UTC, default `web`. */
-  date: TokenFn<Req, Res>
-  'http-version': TokenFn<Req, Res>
-  method: TokenFn<Req, Res>
-  pid: TokenFn<Req, Res>
-  referrer: TokenFn<Req, Res>
-  'remote-addr': TokenFn<Req, Res>
-  'remote-user': TokenFn<Req, Res>
+  date: TokenFn<Req, Res, string | undefined>
+  'http-version': TokenFn<Req, Res, string | undefined>
+  method: TokenFn<Req, Res, string | undefined>
+  pid: TokenFn<Req, Res, string | undefined>
+  referrer: TokenFn<Req, Res, string | undefined>
+  'remote-addr': TokenFn<Req, Res, string | undefined>
+  'remote-user': TokenFn<Req, Res, string | undefined>
   /** `:req[header]` */
-  req: TokenFn<Req, Res>
+  req: TokenFn<Req, Res, string | undefined>
   /** `:res[header]` */
-  res: TokenFn<Req, Res>
+  res: TokenFn<Req, Res, string | undefined>
   /** `:res-bytes`: body bytes written to the connection for this response (not in morgan). */
-  'res-bytes': TokenFn<Req, Res>
+  'res-bytes': TokenFn<Req, Res, string | undefined>
   /** `:response-time[digits]`, default 3 digits. */
-  'response-time': TokenFn<Req, Res>
-  status: TokenFn<Req, Res>
+  'response-time': TokenFn<Req, Res, string | undefined>
+  status: TokenFn<Req, Res, string | undefined>
   /** `:total-time[digits]`, default 3 digits. */
-  'total-time': TokenFn<Req, Res>
-  url: TokenFn<Req, Res>
-  'user-agent': TokenFn<Req, Res>
+  'total-time': TokenFn<Req, Res, string | undefined>
+  url: TokenFn<Req, Res, string | undefined>
+  'user-agent': TokenFn<Req, Res, string | undefined>
 }
 
 /**

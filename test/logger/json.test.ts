@@ -181,6 +181,20 @@ describe('logger.json', () => {
     assert.deepEqual(line, { tenant: 'acme' })
   })
 
+  it('keeps the JSON type of a user token giving a number or a boolean, which a text line prints as morgan does', async () => {
+    logger.token('json-test-bytes-in', (req) => req.socket.bytesRead)
+    logger.token('json-test-cached', (_req, res) => res.getHeader('x-cache') === 'HIT')
+    logger.token('json-test-zero', () => 0)
+    logger.token('json-test-null', () => null)
+    const cached: Handler = (_req, res) => { res.setHeader('x-cache', 'HIT'); res.end('ok') }
+    const object = await objectFor(logger.json({ bytesIn: ':json-test-bytes-in', cached: ':json-test-cached', zero: ':json-test-zero', none: ':json-test-null' }), {}, cached)
+    assert.equal(typeof object.bytesIn, 'number')
+    assert.ok((object.bytesIn as number) > 0)
+    assert.deepEqual({ ...object, bytesIn: 0 }, { bytesIn: 0, cached: true, zero: 0 })
+    const [line] = await linesFor(':json-test-bytes-in :json-test-cached :json-test-zero :json-test-null', {}, cached)
+    assert.match(line as string, /^[1-9]\d* true - -$/)
+  })
+
   it('sees a token defined again after the format was used, and escapes a replaced built-in token', async () => {
     const format = logger.json({ who: ':json-test-again', time: ':date[iso]' })
     const table = logger as unknown as Parameters<typeof format>[0]

@@ -20,6 +20,12 @@ const parsers: Mw[] = [
 // A custom token called through `tokens` in a format function.
 const custom: Mw = logger((tokens, req, res) => `${tokens.id(req, res)} ${tokens['user-agent'](req, res)}`)
 
+// A token may give a number or a boolean, which a json line keeps; the built-in tokens give text.
+logger.token('bytes-in', (req) => req.socket.bytesRead)
+logger.token('cached', (_req, res) => res.getHeader('x-cache') === 'HIT')
+const structured: Mw = logger(logger.json({ bytesIn: ':bytes-in', cached: ':cached' }))
+const methodOnly: Mw = logger((tokens, req, res): string | undefined | null => req.url === '/health' ? null : tokens.method(req, res))
+
 // The README's node:http example: the error a parser passes to next has `status` and `type`.
 const parseJson = bodyParser.json({ limit: '1mb' })
 const server = createServer((req, res) => {
@@ -52,4 +58,4 @@ const bodyNames: [bodyParser.BodyParser, bodyParser.JsonOptions, bodyParser.RawO
   [bodyParser, bodyOptions[1], bodyOptions[0], bodyParser.raw(bodyOptions[0])]
 const errorHandler = (err: bodyParser.BodyError): bodyParser.BodyErrorType | string => err.type
 
-export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, morgan, parsers, server }
+export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, methodOnly, morgan, parsers, server, structured }
