@@ -39,14 +39,15 @@ function refresh (second: number): void {
 }
 
 /**
- * The current time as `clf`, `iso` or `web` (the default for a missing or empty argument);
- * undefined for any other argument, which the log shows as `-`.
+ * The current time as `clf`, `iso` or `web` (the default for a missing or falsy argument, as
+ * morgan's `format || 'web'`: a format function may pass `0` or `false`); undefined for any other
+ * argument, which the log shows as `-`.
  */
-export function currentDate (format: string | undefined): string | undefined {
+export function currentDate (format: unknown): string | undefined {
   const now = Date.now()
   const second = Math.floor(now / 1000)
   if (second !== cachedSecond) refresh(second)
-  switch (format === undefined || format === '' ? 'web' : format) {
+  switch (format || 'web') {
     case 'clf': return clf
     case 'web': return web
     case 'iso': {
@@ -85,7 +86,7 @@ export function recordStartTime (this: StartMark): void {
  * durations requests take, with the same result: toFixed goes into V8's C++ runtime, about 450
  * instructions per call in-process (callgrind).
  */
-export function fixed (ms: number, digits: string | number | undefined): string {
+export function fixed (ms: number, digits: unknown): string {
   if (digits === undefined && ms >= 0 && ms < 1e9) {
     // Below 1e9, ms * 1000 is within 2^-13 of the exact product. Away from a tie (a fraction of
     // one half, give or take 0.001), rounding it to the nearest integer rounds the exact product
@@ -107,13 +108,13 @@ export function fixed (ms: number, digits: string | number | undefined): string 
  * Milliseconds from `start` to `end` (both hrtime pairs) with `digits` decimals (default 3),
  * computed exactly as morgan does so the printed digits match.
  */
-export function formatDuration (start: [number, number], end: [number, number], digits: string | number | undefined): string {
+export function formatDuration (start: [number, number], end: [number, number], digits: unknown): string {
   const ms = (end[0] - start[0]) * 1e3 + (end[1] - start[1]) * 1e-6
   return fixed(ms, digits)
 }
 
 /** Milliseconds elapsed since `start`, as morgan's :total-time computes them. */
-export function formatElapsed (start: [number, number], digits: string | number | undefined): string {
+export function formatElapsed (start: [number, number], digits: unknown): string {
   const elapsed = proc.hrtime(start)
   const ms = elapsed[0] * 1e3 + elapsed[1] * 1e-6
   return fixed(ms, digits)

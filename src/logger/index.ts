@@ -36,8 +36,11 @@ export type TokenFn<Req extends IncomingMessage = IncomingMessage, Res extends S
  */
 export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
   [name: string]: TokenFn<Req, Res>
-  /** `:date[clf|iso|web]`, UTC, default `web`. */
-  date: TokenFn<Req, Res, string | undefined>
+  /**
+   * `:date[clf|iso|web]`, UTC; `web` by default and for any falsy argument, `-` for another, as in
+   * morgan.
+   */
+  date: (req: Req, res: Res, format?: string | number | boolean) => string | undefined
   'http-version': TokenFn<Req, Res, string | undefined>
   method: TokenFn<Req, Res, string | undefined>
   pid: TokenFn<Req, Res, string | undefined>
@@ -50,11 +53,11 @@ export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res
   res: TokenFn<Req, Res, string | undefined>
   /** `:res-bytes`: body bytes written to the connection for this response (not in morgan). */
   'res-bytes': TokenFn<Req, Res, string | undefined>
-  /** `:response-time[digits]`, default 3 digits. */
-  'response-time': TokenFn<Req, Res, string | undefined>
+  /** `:response-time[digits]`, default 3 digits; a format function may pass a number. */
+  'response-time': (req: Req, res: Res, digits?: string | number | boolean) => string | undefined
   status: TokenFn<Req, Res, string | undefined>
-  /** `:total-time[digits]`, default 3 digits. */
-  'total-time': TokenFn<Req, Res, string | undefined>
+  /** `:total-time[digits]`, default 3 digits; a format function may pass a number. */
+  'total-time': (req: Req, res: Res, digits?: string | number | boolean) => string | undefined
   url: TokenFn<Req, Res, string | undefined>
   'user-agent': TokenFn<Req, Res, string | undefined>
 }

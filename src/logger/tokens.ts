@@ -17,7 +17,9 @@ export interface LoggedRequest extends IncomingMessage, StartMark {
 
 export type LoggedResponse = ServerResponse & StartMark
 
-type BuiltinToken = (req: LoggedRequest, res: LoggedResponse, arg?: string) => string | undefined
+// A format string passes the argument as text; a format function calling a token may pass
+// anything, which each token takes as morgan's does.
+type BuiltinToken = (req: LoggedRequest, res: LoggedResponse, arg?: unknown) => string | undefined
 
 /** Whether the response has started, also for objects that only imitate a ServerResponse. */
 export function headersSent (res: ServerResponse): boolean {
@@ -126,9 +128,11 @@ const builtins: Record<string, BuiltinToken> = {
   pid: () => numberText(process.pid),
   'http-version': (req) => httpVersion(req.httpVersionMajor, req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],
-  // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event.
-  req: (req, _res, field) => field === undefined ? undefined : requestField(req, undefined, headerKey(field)),
-  res: (req, res, field) => field === undefined ? undefined : responseField(req, res, headerKey(field)),
+  // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event. A
+  // header name that is not a string throws, as in morgan, except before the response's headers
+  // are sent, where morgan's :res gives `-` without reading it.
+  req: (req, _res, field) => field === undefined ? undefined : requestField(req, undefined, headerKey(field as string)),
+  res: (req, res, field) => field === undefined || !headersSent(res) ? undefined : responseField(req, res, headerKey(field as string)),
   // Not in morgan. Counted only for loggers whose format reads it (see hookBodyBytes).
   'res-bytes': (_req, res) => {
     const bytes = bodyBytes(res)

@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { Readable } from 'node:stream'
 import { logger } from '../../src/index.js'
-import type { TokenFn } from '../../src/index.js'
+import type { FormatFn, TokenFn } from '../../src/index.js'
 import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
 import { TLS_CERT, TLS_KEY } from '../helpers/logger-tls.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
@@ -375,6 +375,43 @@ describe(':res[header]', () => {
 
   it('is - when no response was sent', async () => {
     assert.equal(await line(':res[content-length]', get(), { options: { immediate: true } }), '-')
+  })
+})
+
+describe('arguments a format function passes, which need not be text', () => {
+  /** What `fn` gives, or the kind of error it throws. */
+  const outcome = (fn: () => unknown): string => {
+    try {
+      return String(fn())
+    } catch (err) {
+      return err instanceof TypeError ? 'TypeError' : 'another error'
+    }
+  }
+
+  it('are taken by :response-time, :date, :req and :res as morgan takes them', async () => {
+    const format: FormatFn = (tokens, req, res) => [
+      tokens['response-time'](req, res, 0), tokens['response-time'](req, res, 2), tokens['response-time'](req, res, true),
+      tokens.date(req, res, 0), tokens.date(req, res, false), tokens.date(req, res, 1),
+      outcome(() => tokens.req(req, res, 0 as unknown as string)), outcome(() => tokens.res(req, res, 0 as unknown as string))
+    ].join('|')
+    const { ours, theirs } = await compareWithMorgan(format, get())
+    assert.equal(ours, theirs)
+    const [whole, two, one, zero, no, other, req, res] = ours.split('|') as string[]
+    assert.match(`${whole} ${two} ${one}`, /^\d+ \d+\.\d{2} \d+\.\d$/)
+    assert.match(`${zero}|${no}`, /^\w{3}, \d{2} \w{3} \d{4} [\d:]{8} GMT\|\w{3}, \d{2} \w{3} \d{4} [\d:]{8} GMT$/)
+    assert.deepEqual([other, req, res], ['', 'TypeError', 'TypeError'])
+  })
+
+  it('give :res nothing before the response is sent, as in morgan', async () => {
+    const format: FormatFn = (tokens, req, res) => outcome(() => tokens.res(req, res, 0 as unknown as string))
+    assert.deepEqual(await compareWithMorgan(format, get(), { options: { immediate: true } }), { ours: 'undefined', theirs: 'undefined' })
+  })
+
+  it('are taken by :total-time as a number of decimals', async () => {
+    const format: FormatFn = (tokens, req, res) => `${String(tokens['total-time'](req, res, 0))} ${String(tokens['total-time'](req, res, 1))}`
+    const { ours, theirs } = await compareWithMorgan(format, get())
+    assert.match(ours, /^\d+ \d+\.\d$/)
+    assert.match(theirs, /^\d+ \d+\.\d$/)
   })
 })
 

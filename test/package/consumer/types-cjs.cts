@@ -24,6 +24,7 @@ const custom: Mw = logger((tokens, req, res) => `${tokens.id(req, res)} ${tokens
 logger.token('bytes-in', (req) => req.socket.bytesRead)
 logger.token('cached', (_req, res) => res.getHeader('x-cache') === 'HIT')
 const structured: Mw = logger(logger.json({ bytesIn: ':bytes-in', cached: ':cached' }))
+const timed: Mw = logger((tokens, req, res) => `${tokens['response-time'](req, res, 0)} ${tokens['total-time'](req, res, 2)} ${tokens.date(req, res, 'iso')}`)
 const methodOnly: Mw = logger((tokens, req, res): string | undefined | null => req.url === '/health' ? null : tokens.method(req, res))
 
 // The README's node:http example: the error a parser passes to next has `status` and `type`.
@@ -58,4 +59,4 @@ const bodyNames: [bodyParser.BodyParser, bodyParser.JsonOptions, bodyParser.RawO
   [bodyParser, bodyOptions[1], bodyOptions[0], bodyParser.raw(bodyOptions[0])]
 const errorHandler = (err: bodyParser.BodyError): bodyParser.BodyErrorType | string => err.type
 
-export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, methodOnly, morgan, parsers, server, structured }
+export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, methodOnly, morgan, parsers, server, structured, timed }
