@@ -51,8 +51,13 @@ export interface JsonOptions<Req = IncomingMessage, Res = ServerResponse> extend
    * @default 'utf-8'
    */
   defaultCharset?: string | undefined
-  /** Passed to `JSON.parse` as its second argument. @default undefined */
-  reviver?: ((this: unknown, key: string, value: unknown) => unknown) | undefined
+  /**
+   * Passed to `JSON.parse` as its second argument. Declared as a method, like `verify`, so a reviver
+   * written for the values it expects (`(key: string, value: string) => ...`) fits; unannotated,
+   * `value` is `unknown`.
+   * @default undefined
+   */
+  reviver?(this: unknown, key: string, value: unknown): unknown
   /**
    * When true, only objects and arrays are accepted (the first non-blank character must be `{` or
    * `[`); when false, anything `JSON.parse` accepts.

@@ -12,6 +12,9 @@ import { Writable } from 'node:stream'
 const loggerOptions: LoggerOptions = { immediate: true }
 const jsonOptions: JsonOptions = { limit: 1024, reviver: (_key, value: unknown) => value }
 const formOptions: UrlencodedOptions = { extended: false }
+// A reviver annotated for the values it expects, or written as a method.
+const annotatedReviver = json({ reviver: (_key: string, value: string) => value })
+const methodReviver = json({ reviver (key, value) { return key.startsWith('_') ? undefined : value } })
 const a = logger('dev', loggerOptions)
 const b = named(':method :url')
 const c = json(jsonOptions)
@@ -52,7 +55,7 @@ class WinstonStream implements LoggerStream {
 const f = logger('combined', { stream: { write: (message) => winston.info(message.trim()) } })
 const g = logger('combined', { stream: new WinstonStream() })
 
-export { a, b, c, d, e, everyType, f, g, ownType, readOrAnswer, streams }
+export { a, annotatedReviver, b, c, d, e, everyType, f, g, methodReviver, ownType, readOrAnswer, streams }
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // default imports and on `import * as`.
