@@ -2,9 +2,21 @@
 // the type names its declarations carry (foyer's and @types/morgan's), for `import * as`.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import logger from '../entries/logger.js'
+import type { Logger } from '../logger/index.js'
 
 export type { FormatFn, JsonFormatSpec, LegacyLoggerOptions, Logger, LoggerMiddleware, LoggerOptions, LoggerStream, TokenFn, TokenIndexer, TokenValue } from '../logger/index.js'
 export type { LoggerOptions as Options, LoggerStream as StreamOptions, TokenFn as TokenCallbackFn } from '../logger/index.js'
 /** @types/morgan's name for the logger function's type, `Logger`. */
 export type Morgan<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = logger.Morgan<Req, Res>
+
+// morgan's `token`, `format` and `compile`, which Node.js finds among its CommonJS exports, are
+// named exports too. They are the logger's own functions, which do not use `this`, so they work
+// called on their own.
+/** `logger.token(name, fn)`: defines the token `:name`. Returns the logger. */
+export const token: Logger['token'] = logger.token
+/** `logger.format(name, format)`: defines the named format `name`. Returns the logger. */
+export const format: Logger['format'] = logger.format
+/** `logger.compile(format)`: compiles a format string into a format function. */
+export const compile: Logger['compile'] = logger.compile
+
 export default logger

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import * as foyer from 'foyer'
-import logger from 'foyer/logger'
+import logger, { compile, format, token } from 'foyer/logger'
+import * as loggerModule from 'foyer/logger'
 import body, { json, raw, text, urlencoded } from 'foyer/body'
 
 const require = createRequire(import.meta.url)
@@ -15,6 +16,15 @@ assert.equal(foyer.logger, logger)
 assert.equal(body, require('foyer/body'))
 assert.deepEqual([json, raw, text, urlencoded], [body.json, body.raw, body.text, body.urlencoded])
 assert.equal(json, require('foyer').json)
+
+// morgan's named exports, also through `import * as`; they work called on their own.
+assert.deepEqual(Object.keys(loggerModule).sort(), ['compile', 'default', 'format', 'token'])
+assert.deepEqual([token, format, compile], [logger.token, logger.format, logger.compile])
+assert.deepEqual([loggerModule.token, loggerModule.format, loggerModule.compile], [token, format, compile])
+assert.equal(token('imported-alone', () => 'alone'), logger)
+assert.equal(format('imported-alone', ':imported-alone'), logger)
+assert.equal(compile('[:imported-alone]')(logger, {}, {}), '[alone]')
+assert.equal(require('foyer/logger').compile(':imported-alone')(logger, {}, {}), 'alone')
 
 require('foyer/logger').token('registered-by-require', () => 'seen-by-import')
 logger.format('format-by-require', ':registered-by-require')

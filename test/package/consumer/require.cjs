@@ -13,6 +13,11 @@ assert.equal(typeof logger, 'function')
 assert.equal(logger, foyer.logger)
 for (const name of ['token', 'format', 'compile']) assert.equal(typeof logger[name], 'function', `logger.${name}`)
 assert.equal(typeof logger('tiny', { stream: { write () {} } }), 'function')
+// taken off the function, as morgan's can be, they work called on their own
+const { token, format, compile } = require('foyer/logger')
+assert.equal(token('required-alone', () => 'alone'), logger)
+assert.equal(format('required-alone', ':required-alone'), logger)
+assert.equal(compile('[:required-alone]')(logger, {}, {}), '[alone]')
 
 // require('foyer/body') replaces require('body-parser').
 const body = require('foyer/body')

@@ -2,6 +2,7 @@
 import logger = require('foyer/logger')
 import bodyParser = require('foyer/body')
 import foyer = require('foyer')
+import { compile, format, token } from 'foyer/logger'
 import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 
@@ -16,6 +17,11 @@ const parsers: Mw[] = [
   bodyParser.raw({ type: () => true }),
   foyer.json()
 ]
+
+// morgan's functions taken off the logger function.
+token('named', () => 'named')
+format('named', ':named')
+const named: Mw = logger(compile(':named'))
 
 // A custom token called through `tokens` in a format function.
 const custom: Mw = logger((tokens, req, res) => `${tokens.id(req, res)} ${tokens['user-agent'](req, res)}`)
@@ -46,7 +52,7 @@ function answer (res: ServerResponse, err: foyer.BodyError): void {
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // imported function and object.
-const format: logger.FormatFn<IncomingMessage, ServerResponse> = (tokens, req, res) => `${tokens.method(req, res)} ${tokens.url(req, res)}`
+const formatFn: logger.FormatFn<IncomingMessage, ServerResponse> = (tokens, req, res) => `${tokens.method(req, res)} ${tokens.url(req, res)}`
 const loggerOptions: logger.Options<IncomingMessage, ServerResponse> = { immediate: true, stream: process.stderr }
 const streamOptions: logger.StreamOptions = process.stdout
 const callback: logger.TokenCallbackFn<IncomingMessage, ServerResponse> = (req) => req.url
@@ -59,4 +65,4 @@ const bodyNames: [bodyParser.BodyParser, bodyParser.JsonOptions, bodyParser.RawO
   [bodyParser, bodyOptions[1], bodyOptions[0], bodyParser.raw(bodyOptions[0])]
 const errorHandler = (err: bodyParser.BodyError): bodyParser.BodyErrorType | string => err.type
 
-export { answer, bodyNames, combined, custom, errorHandler, format, indexed, loggerNames, methodOnly, morgan, parsers, server, structured, timed }
+export { answer, bodyNames, combined, custom, errorHandler, formatFn, indexed, loggerNames, methodOnly, morgan, named, parsers, server, structured, timed }

@@ -1,5 +1,5 @@
 // Type-level drop-in check for ESM consumers, including the public option types.
-import logger from 'foyer/logger'
+import logger, { compile, format, token } from 'foyer/logger'
 import * as loggerModule from 'foyer/logger'
 import bodyParser, { json, urlencoded } from 'foyer/body'
 import * as bodyModule from 'foyer/body'
@@ -39,6 +39,13 @@ async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
 const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
 const ownType: BodyError['type'] = 'rate.limited'
 
+// morgan's named exports, imported or through `import * as`.
+token('named', () => 'named')
+format('named', ':named')
+loggerModule.token('through-module', (req) => req.url).format('through-module', ':through-module')
+const h = logger(compile(':named :through-module'))
+const i = loggerModule.default(loggerModule.compile(':named'))
+
 // Streams: a writer's line is a string (the winston idiom), and every kind of stream still fits.
 declare const winston: { info: (message: string) => void }
 const streams: LoggerStream[] = [
@@ -55,7 +62,7 @@ class WinstonStream implements LoggerStream {
 const f = logger('combined', { stream: { write: (message) => winston.info(message.trim()) } })
 const g = logger('combined', { stream: new WinstonStream() })
 
-export { a, annotatedReviver, b, c, d, e, everyType, f, g, methodReviver, ownType, readOrAnswer, streams }
+export { a, annotatedReviver, b, c, d, e, everyType, f, g, h, i, methodReviver, ownType, readOrAnswer, streams }
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // default imports and on `import * as`.
