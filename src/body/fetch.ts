@@ -2,8 +2,8 @@
 // same pipeline as Node.js requests: the body's ReadableStream is adapted into a Node.js Readable
 // carrying the request's headers, and `type` and `verify` are shown the Request itself.
 import { Readable } from 'node:stream'
-import type { HttpError } from 'http-errors'
 import { streamNotReadable } from './errors.js'
+import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
 import { readBody } from './read.js'
 import type { BodyHeaders, ReadOptions } from './read.js'
@@ -80,7 +80,7 @@ export function settingsForFetch<O extends BodyOptions<never, never, never>> (se
 
 interface Settle {
   resolve: (body: unknown) => void
-  reject: (err: HttpError) => void
+  reject: (err: BodyError) => void
 }
 
 /**
@@ -102,7 +102,7 @@ export async function readFetchBody (request: FetchRequest, options: ReadOptions
   })
 }
 
-function settle (err: HttpError | null, body: unknown, source: FetchBodySource, arg: Settle): void {
+function settle (err: BodyError | null, body: unknown, source: FetchBodySource, arg: Settle): void {
   // The pipeline lets a body it gave up on drain into nothing; a Fetch body is cancelled instead,
   // which tells its source (a client connection, a file) that the rest is not wanted. A body the
   // pipeline refused before reading a byte is left untouched, like one whose type does not match.

@@ -6,11 +6,9 @@ import { resolveCommon, resolveJson, resolveUrlencoded } from './options.js'
 import type { JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
 import { readRequest } from './promise.js'
 import type { BodyRequest, ReaderResponse } from './promise.js'
-import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { BodyError } from './errors.js'
 import { RAW_TYPE, parseRaw } from './raw.js'
 import { bodyMiddleware } from './read.js'
-import type { ReadOptions } from './read.js'
+import type { BodyMiddleware, ReadOptions } from './read.js'
 import { TEXT_TYPE, parseText } from './text.js'
 import { URLENCODED_TYPE, createUrlencodedParse } from './urlencoded.js'
 
@@ -18,18 +16,7 @@ export type { BodyError, BodyErrorType } from './errors.js'
 export type { FetchBody, FetchBodyChunk, FetchBodyReader, FetchRequest, FetchSignal } from './fetch.js'
 export type { BodyOptions, JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
 export type { BodyRequest, NodeRequest, ReaderResponse } from './promise.js'
-
-/**
- * A connect-style middleware that parses the request body into `req.body`, for Express, Connect and
- * node:http. It calls `next()` once: with no argument when the body was parsed or skipped, with a
- * `BodyError` when it was refused.
- */
-export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: BodyError) => void) => void
-
-// Every error the pipeline passes to `next` is made in errors.ts, each a BodyError.
-function middleware (options: ReadOptions): BodyMiddleware {
-  return bodyMiddleware(options) as BodyMiddleware
-}
+export type { BodyMiddleware } from './read.js'
 
 function jsonSettings (options: JsonOptions<never, never> | undefined): ReadOptions {
   const common = resolveCommon(options, JSON_TYPE)
@@ -56,17 +43,17 @@ function urlencodedSettings (options: UrlencodedOptions<never, never> | undefine
  * An empty body gives `{}`.
  */
 export function json (options?: JsonOptions): BodyMiddleware {
-  return middleware(jsonSettings(options))
+  return bodyMiddleware(jsonSettings(options))
 }
 
 /** Reads bodies (`application/octet-stream` by default) into `req.body` as a Buffer. */
 export function raw (options?: RawOptions): BodyMiddleware {
-  return middleware(rawSettings(options))
+  return bodyMiddleware(rawSettings(options))
 }
 
 /** Reads bodies (`text/plain` by default) into `req.body` as a string, in any charset iconv-lite knows. */
 export function text (options?: TextOptions): BodyMiddleware {
-  return middleware(textSettings(options))
+  return bodyMiddleware(textSettings(options))
 }
 
 /**
@@ -74,7 +61,7 @@ export function text (options?: TextOptions): BodyMiddleware {
  * iso-8859-1; nested keys with `extended`.
  */
 export function urlencoded (options?: UrlencodedOptions): BodyMiddleware {
-  return middleware(urlencodedSettings(options))
+  return bodyMiddleware(urlencodedSettings(options))
 }
 
 /**

@@ -3,10 +3,10 @@
 // pipeline; Fetch Requests are handed to fetch.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Http2ServerRequest } from 'node:http2'
-import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import { isFetchRequest, readFetchBody, settingsForFetch } from './fetch.js'
 import type { FetchRequest } from './fetch.js'
+import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
 import { hasBody, readBody } from './read.js'
 import type { BodySource, ReadOptions } from './read.js'
@@ -91,7 +91,7 @@ function resolved<O> (options: O | undefined, resolve: (options: O | undefined) 
 
 interface Settle {
   resolve: (body: unknown) => void
-  reject: (err: HttpError) => void
+  reject: (err: BodyError) => void
 }
 
 /**
@@ -116,7 +116,7 @@ function readNodeBody (req: NodeRequest, options: ReadOptions): Promise<unknown>
   })
 }
 
-function settle (err: HttpError | null, body: unknown, _req: BodySource, arg: Settle): void {
+function settle (err: BodyError | null, body: unknown, _req: BodySource, arg: Settle): void {
   if (err !== null) arg.reject(err)
   else arg.resolve(body)
 }

@@ -10,7 +10,6 @@
 import { AsyncResource } from 'node:async_hooks'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable, Transform } from 'node:stream'
-import type { HttpError } from 'http-errors'
 import onFinished from 'on-finished'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
@@ -19,12 +18,17 @@ import {
   charsetUnsupported, declaredTooLarge, encodingUnsupported, inflateDisabled, parseFailed, receivedTooLarge,
   requestAborted, sizeInvalid, streamEncodingSet, streamFailed, streamNotReadable, verifyFailed
 } from './errors.js'
+import type { BodyError } from './errors.js'
 import { contentEncoding, inflaterFor } from './inflate.js'
 import type { InflaterFactory } from './inflate.js'
 import type { CommonSettings } from './options.js'
 
-/** A connect-style middleware that parses the request body into `req.body`. */
-export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: Error) => void) => void
+/**
+ * A connect-style middleware that parses the request body into `req.body`, for Express, Connect and
+ * node:http. It calls `next()` once: with no argument when the body was parsed or skipped, with a
+ * `BodyError` when it was refused.
+ */
+export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: BodyError) => void) => void
 
 /** Everything the pipeline needs to read one kind of body, resolved when the middleware is made. */
 export interface ReadOptions extends CommonSettings {
@@ -50,7 +54,7 @@ export interface BodySource extends Readable {
 }
 
 /** Receives the outcome of `readBody`, in the async context `readBody` was called in. */
-export type ReadCallback<T, S extends BodySource = IncomingMessage> = (err: HttpError | null, body: unknown, req: S, arg: T) => void
+export type ReadCallback<T, S extends BodySource = IncomingMessage> = (err: BodyError | null, body: unknown, req: S, arg: T) => void
 
 type BodyCarrier = IncomingMessage & { body?: unknown }
 
@@ -116,7 +120,7 @@ export function bodyMiddleware (options: ReadOptions): BodyMiddleware {
   }
 }
 
-function setBody (err: HttpError | null, body: unknown, req: IncomingMessage, next: (err?: Error) => void): void {
+function setBody (err: BodyError | null, body: unknown, req: IncomingMessage, next: (err?: BodyError) => void): void {
   if (err !== null) {
     if (!('body' in req)) (req as BodyCarrier).body = undefined
     next(err)
@@ -177,7 +181,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
 
   // Content-Length describes the encoded bytes, so it is only checked for identity bodies
   const expected = inflater === undefined ? declaredLength(headers) : null
-  let early: HttpError | undefined
+  let early: BodyError | undefined
   if (expected !== null && expected > options.limit) {
     // fail fast: answer before reading a byte of a body that is already known to be too large
     early = declaredTooLarge(expected, options.limit)
@@ -214,7 +218,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   if (req.readableFlowing !== true) req.resume()
 }
 
-/** The stages after the bytes are in: verify, decode, parse. Throws the parser's HttpError. */
+/** The stages after the bytes are in: verify, decode, parse. Throws the parser's BodyError. */
 export function parseBytes (buf: Buffer, charset: string | null, options: ReadOptions, req: unknown,
   res: unknown): unknown {
   if (options.verify !== undefined) {
@@ -391,7 +395,7 @@ function detach (req: BodySource): void {
   req.removeListener('close', onClose)
 }
 
-function fail (state: ReadState, err: HttpError): void {
+function fail (state: ReadState, err: BodyError): void {
   settle(state, true)
   state.chunks = []
   state.joined = undefined
@@ -407,7 +411,7 @@ function complete (state: ReadState): void {
   state.joined = undefined
   const chunks = state.chunks
   state.chunks = []
-  let err: HttpError | null = null
+  let err: BodyError | null = null
   let body: unknown
   if (state.expected !== null && state.wire !== state.expected) {
     err = sizeInvalid(state.wire, state.expected)
@@ -420,7 +424,7 @@ function complete (state: ReadState): void {
     try {
       body = parseBytes(buf, state.charset, state.options, state.req, state.res)
     } catch (e) {
-      err = e as HttpError
+      err = e as BodyError
     }
   }
   if (err !== null) detach(state.req)
