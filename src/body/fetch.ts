@@ -2,10 +2,11 @@
 // same pipeline as Node.js requests: the body's ReadableStream is adapted into a Node.js Readable
 // carrying the request's headers, and `type` and `verify` are shown the Request itself.
 import { Readable } from 'node:stream'
+import { isUint8Array } from 'node:util/types'
 import { streamNotReadable } from './errors.js'
 import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
-import { readBody } from './read.js'
+import { passOn, readBody } from './read.js'
 import type { BodyHeaders, ReadOptions } from './read.js'
 
 /** One read from a Fetch body's reader. */
@@ -157,7 +158,13 @@ class FetchBodySource extends Readable {
     if (this.destroyed) return
     if (chunk.done) {
       this.push(null)
-    } else if (chunk.value === undefined || chunk.value.byteLength === 0) {
+    } else if (chunk.value === undefined) {
+      this._read()
+    } else if (!isUint8Array(chunk.value)) {
+      // A body stream must give bytes, as Node.js's own request.text() insists: a string or an
+      // ArrayBuffer is the server's mistake, a 500, not the client's abort.
+      this.destroy(passOn(streamNotReadable()))
+    } else if (chunk.value.byteLength === 0) {
       // an empty push would stall a paused stream: ask for the next chunk instead
       this._read()
     } else {

@@ -352,9 +352,20 @@ function onInflateError (this: Transform, err: unknown): void {
 // 'error' listeners), then 'close'. The 'error' listener stays for an 'error' emitted some other
 // way, which would otherwise be thrown. Once the request has ended (an inflated body may still be
 // flushing) neither means anything.
-function onError (this: BodySource): void {
+function onError (this: BodySource, err?: unknown): void {
   const state = stateOf(this as Carrier)
-  if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
+  if (state === undefined || state.ended) return
+  fail(state, err !== null && typeof err === 'object' && passedOn.has(err) ? err as BodyError : requestAborted(state.wire, state.expected))
+}
+
+// Errors a source raises (`destroy(err)`) that are its own verdict on the body rather than the
+// client going away, passed on as they are.
+const passedOn = new WeakSet<object>()
+
+/** Marks `err` for a source to raise: the pipeline then fails with it instead of request.aborted. */
+export function passOn (err: BodyError): BodyError {
+  passedOn.add(err)
+  return err
 }
 
 function onClose (this: BodySource): void {

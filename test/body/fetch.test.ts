@@ -305,6 +305,20 @@ describe('bodies that cannot be read', () => {
     assert.equal(err['received'], 5)
   })
 
+  it('500 stream.not.readable for a body stream that gives something other than bytes, and the stream is cancelled', async () => {
+    for (const chunk of ['{"a":1}', new TextEncoder().encode('{"a":1}').buffer, 7]) {
+      let cancelled = false
+      const stream = new ReadableStream({
+        start (controller) { controller.enqueue(chunk) },
+        cancel () { cancelled = true }
+      })
+      const err = await failure(readJson(post(JSON_TYPE, stream as ReadableStream<Uint8Array>)))
+      assert.equal(err['status'], 500, typeof chunk)
+      assert.equal(err['type'], 'stream.not.readable')
+      assert.equal(cancelled, true)
+    }
+  })
+
   it('rejects bad options with a TypeError', async () => {
     await assert.rejects(readJson(post(JSON_TYPE, '{}'), { limit: 'lots' }), TypeError)
     await assert.rejects(readUrlencoded(post(FORM_TYPE, 'a=1'), { parameterLimit: 0 }), TypeError)
