@@ -25,6 +25,7 @@ import { ServerResponse } from 'node:http'
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
+import { isUint8Array } from 'node:util/types'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
 import { beforeExitFlush } from './sink.js'
@@ -131,33 +132,72 @@ interface Counted extends ServerResponse {
   _hasBody?: boolean
 }
 
+/** The HTTP/2 stream behind a compatibility response. */
+interface Http2Counted extends Counted {
+  stream: { writableEnded: boolean, destroyed: boolean }
+}
+
+// Strings in these encodings are counted by Buffer.byteLength, which is exact only for
+// well-formed text: it estimates from the length, while decoding skips what is not base64 (line
+// breaks of wrapped base64, for one) and stops hex at the first pair that is not hex. Text that
+// is not well-formed is decoded to count it.
+const WELL_FORMED: Record<string, RegExp> = {
+  base64: /^[A-Za-z0-9+/]*={0,2}$/,
+  base64url: /^[A-Za-z0-9\-_]*={0,2}$/,
+  hex: /^(?:[0-9A-Fa-f]{2})*$/
+}
+
+function stringBytes (chunk: string, encoding: unknown): number {
+  if (typeof encoding !== 'string' || !Buffer.isEncoding(encoding)) return Buffer.byteLength(chunk, 'utf8')
+  const wellFormed = WELL_FORMED[encoding.toLowerCase()]
+  if (wellFormed === undefined || wellFormed.test(chunk)) return Buffer.byteLength(chunk, encoding)
+  return Buffer.from(chunk, encoding).byteLength
+}
+
 function chunkBytes (chunk: unknown, encoding: unknown): number {
-  if (typeof chunk === 'string') return Buffer.byteLength(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8')
-  if (chunk instanceof Uint8Array) return chunk.byteLength
+  if (typeof chunk === 'string') return stringBytes(chunk, encoding)
+  // isUint8Array also takes one made in another realm (a vm context), which node sends too.
+  if (chunk instanceof Uint8Array || isUint8Array(chunk)) return chunk.byteLength
   return 0
+}
+
+function countable (chunk: unknown, usable: boolean): boolean {
+  return usable && chunk !== undefined && chunk !== null && typeof chunk !== 'function'
 }
 
 // A chunk counts once node:http has taken it for the connection: not on a response already
 // ended or destroyed (the write fails), and not when the response has no body (HEAD, 204, 304:
 // node drops it). `_hasBody` is only known after the first write stored the headers, so it is
 // read after the call.
-function count (res: Counted, chunk: unknown, encoding: unknown, usable: boolean): void {
-  if (!usable || res._hasBody === false || chunk === undefined || chunk === null || typeof chunk === 'function') return
-  res[BODY_BYTES] = (res[BODY_BYTES] ?? 0) + chunkBytes(chunk, encoding)
-}
-
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
   const usable = !this.writableEnded && !this.destroyed
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
-  count(this, chunk, encoding, usable)
+  if (countable(chunk, usable) && this._hasBody !== false) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
   return result
 }
 
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
   const usable = !this.writableEnded && !this.destroyed
   const result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
-  count(this, chunk, encoding, usable)
+  if (countable(chunk, usable) && this._hasBody !== false) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
   return result
+}
+
+// An HTTP/2 compatibility response's end() hands its chunk to this.write(), so only write() is
+// counted there. Its stream has no body for HEAD, 204, 205 and 304: the headers end it, and the
+// chunk is dropped.
+function countingHttp2Write (this: Http2Counted, chunk: unknown, encoding?: unknown): unknown {
+  const usable = !this.writableEnded && !this.stream.writableEnded && !this.stream.destroyed
+  const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
+  if (countable(chunk, usable) && !this.stream.writableEnded && !this.stream.destroyed) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
+  return result
+}
+
+// Told by shape, so that node:http2 is not loaded for servers that never use it.
+function isHttp2Response (res: ServerResponse): res is Http2Counted {
+  if (res instanceof ServerResponse) return false
+  const stream = (res as { stream?: unknown }).stream
+  return typeof stream === 'object' && stream !== null && typeof (stream as { respond?: unknown }).respond === 'function'
 }
 
 /**
@@ -171,9 +211,13 @@ export function hookBodyBytes (res: ServerResponse): void {
   if (counted[BODY_BYTES] !== undefined) return
   counted[BODY_BYTES] = 0
   counted[PREVIOUS_WRITE] = res.write as Write
-  counted[PREVIOUS_END] = res.end as Write
-  res.write = countingWrite as ServerResponse['write']
-  res.end = countingEnd as ServerResponse['end']
+  if (isHttp2Response(res)) {
+    res.write = countingHttp2Write as ServerResponse['write']
+  } else {
+    counted[PREVIOUS_END] = res.end as Write
+    res.write = countingWrite as ServerResponse['write']
+    res.end = countingEnd as ServerResponse['end']
+  }
 }
 
 /** The body bytes counted for `res`, or undefined when no logger counted them. */

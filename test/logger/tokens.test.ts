@@ -7,7 +7,10 @@ import type { IncomingMessage } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import { request as httpsRequest } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import { Readable } from 'node:stream'
+import { runInNewContext } from 'node:vm'
 import { logger } from '../../src/index.js'
 import type { FormatFn, TokenFn } from '../../src/index.js'
 import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
@@ -581,6 +584,89 @@ describe(':res-bytes', () => {
       socket.destroy()
     })
     assert.deepEqual(lines, ['GET 5'])
+  })
+
+  it('counts base64 and hex text as the bytes it decodes to, line breaks and stray characters skipped', async () => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/base64') res.end('aGVs\r\nbG8g\r\nd29y\r\nbGQ=', 'base64')
+      else if (req.url === '/hex') res.end('6869zz21', 'hex')
+      else res.end('aGVsbG8', 'base64')
+    }
+    for (const path of ['/base64', '/hex', '/plain']) {
+      let body = ''
+      const lines = await bytesLines(handler, async (port) => {
+        // HTTP/1.0: the body is sent as it is, up to the close, so what arrives is what node decoded.
+        const text = await rawRequest(port, `GET ${path} HTTP/1.0\r\n\r\n`)
+        body = text.slice(text.indexOf('\r\n\r\n') + 4)
+      })
+      assert.deepEqual(lines, [`GET ${Buffer.byteLength(body, 'latin1')}`], path)
+      assert.equal(body, { '/base64': 'hello world', '/hex': 'hi', '/plain': 'hello' }[path])
+    }
+  })
+
+  it('counts a Uint8Array made in another realm, which node sends like any other', async () => {
+    const chunk = runInNewContext('new Uint8Array([104, 105, 33])') as Uint8Array
+    assert.equal(chunk instanceof Uint8Array, false)
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.end(chunk) }
+    let body = ''
+    const lines = await bytesLines(handler, async (port) => { body = (await request(port)).body })
+    assert.equal(body, 'hi!')
+    assert.deepEqual(lines, ['GET 3'])
+  })
+
+  describe('over HTTP/2', () => {
+    /** The lines for one request per `path`, answered by `handler` through the compatibility API; each path's body length as received is checked against its line. */
+    async function http2Lines (handler: (req: Http2ServerRequest, res: Http2ServerResponse) => void, requests: Array<{ path: string, method?: string }>): Promise<string[]> {
+      const out = new LineCollector()
+      const log = logger(':method :url :status :res-bytes', { stream: out }) as Middleware
+      const server = createHttp2Server((req, res) => {
+        log(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => { handler(req, res) })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+      try {
+        const received: string[] = []
+        for (const { path, method = 'GET' } of requests) {
+          const size = await new Promise<number>((resolve, reject) => {
+            const stream = client.request({ ':path': path, ':method': method })
+            let bytes = 0
+            stream.on('error', reject)
+            stream.on('data', (data: Buffer) => { bytes += data.length })
+            stream.on('end', () => { resolve(bytes) })
+            stream.end()
+          })
+          received.push(`${method} ${path} ${size}`)
+        }
+        const lines = await out.waitForLines(requests.length)
+        assert.deepEqual(lines.map((line) => line.replace(/ \d+ (\d+)$/, ' $1')), received, 'the bytes the client received')
+        return lines
+      } finally {
+        client.close()
+        await new Promise((resolve) => server.close(resolve))
+      }
+    }
+
+    it('counts a chunk given to end() once', async () => {
+      const lines = await http2Lines((req, res) => {
+        switch (req.url) {
+          case '/end': res.end('hello'); break
+          case '/write-end': res.write('abc'); res.end('de'); break
+          case '/hex': res.end('deadbeef', 'hex'); break
+          default: res.writeHead(201); res.end(Buffer.from('created'), () => {})
+        }
+      }, [{ path: '/end' }, { path: '/write-end' }, { path: '/hex' }, { path: '/head-first' }])
+      assert.deepEqual(lines, ['GET /end 200 5', 'GET /write-end 200 5', 'GET /hex 200 4', 'GET /head-first 201 7'])
+    })
+
+    it('is 0 for HEAD, 204 and 304, whose stream ends with the headers', async () => {
+      const lines = await http2Lines((req, res) => {
+        if (req.url === '/204') res.statusCode = 204
+        if (req.url === '/304') res.statusCode = 304
+        res.write('abc')
+        res.end('de')
+      }, [{ path: '/', method: 'HEAD' }, { path: '/204' }, { path: '/304' }])
+      assert.deepEqual(lines, ['HEAD / 200 0', 'GET /204 204 0', 'GET /304 304 0'])
+    })
   })
 
   it('is 0 when the client went away before any response', async () => {
