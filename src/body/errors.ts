@@ -44,11 +44,18 @@ export interface BodyError extends Error {
   encoding?: string | undefined
   /** `entity.too.large`: the limit in bytes. */
   limit?: number | undefined
-  /** The declared Content-Length (`entity.too.large`, `request.size.invalid`), null when there is none (`request.aborted`). */
+  /** The declared Content-Length (`entity.too.large`, `request.size.invalid`); for `request.aborted`, the same as `expected`. */
   length?: number | null | undefined
-  /** The bytes received: after inflation, or the encoded bytes of a compressed body past its bound. */
+  /**
+   * The bytes received. `entity.too.large`: after inflation, or the encoded bytes of a compressed
+   * body past its bound; `request.aborted` and `request.size.invalid`: as they came from the
+   * client, before any inflation.
+   */
   received?: number | undefined
-  /** The bytes the Content-Length announced, null when there is none (`request.aborted`). */
+  /**
+   * The bytes the Content-Length announced. `request.aborted`: null when there is none, and for a
+   * compressed body, whose Content-Length counts encoded bytes and is not checked.
+   */
   expected?: number | null | undefined
   /** `request.aborted`: `'ECONNABORTED'`; corrupt compressed data: zlib's code (`'Z_DATA_ERROR'`). */
   code?: string | undefined

@@ -157,9 +157,10 @@ export interface Logger {
    * A format function writing one JSON object per line, with the keys of `spec`. Each value is a
    * format string, usually one token (`{ status: ':status', id: ':req[x-request-id]' }`).
    * Values that are numbers by nature (`:status`, `:response-time`, `:total-time`,
-   * `:res-bytes`, `:pid`, `:req[content-length]`, `:res[content-length]`) are JSON numbers,
-   * others strings; a key whose token has no value is left out. Throws a TypeError for a spec
-   * that is not an object of strings.
+   * `:res-bytes`, `:pid`, and `:req[...]` / `:res[...]` of `Content-Length`, `Age` and
+   * `Max-Forwards`) are JSON numbers; a token function that returns a number or a boolean gives
+   * that JSON type; others are strings. A key whose token has no value is left out. Throws a
+   * TypeError for a spec that is not an object of strings.
    */
   json: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(spec: JsonFormatSpec) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
