@@ -103,7 +103,9 @@ function warn (message: string, code: string): void {
 function hookExit (): void {
   if (!shared.exitHooked) {
     shared.exitHooked = true
-    process.on('exit', flushAllSync)
+    // First among the 'exit' listeners: morgan has written its lines before the process exits,
+    // so an exit handler the app registered earlier still runs after them.
+    process.prependListener('exit', flushAllSync)
   }
 }
 
@@ -122,10 +124,14 @@ export function beforeExitFlush (makeLines: () => void): void {
   hookExit()
 }
 
-function flushAllSync (): void {
+function makeOwedLines (): void {
   for (const makeLines of shared.lineMakers ?? []) {
     try { makeLines() } catch { /* the process is exiting: nothing left to report to */ }
   }
+}
+
+function flushAllSync (): void {
+  makeOwedLines()
   // A buffer flushing into its sink adds the sink to the set; Set iteration visits it too.
   for (const item of shared.holding) {
     try { item.flushSync() } catch { /* the process is exiting: nothing left to report to */ }
@@ -341,7 +347,7 @@ export class Sink implements Output, Flushable {
       // A stream destroyed while we wait for 'drain' would never drain.
       events.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
     }
-    if (this.batched) holdLinesAtEnd(stream)
+    holdLinesAtEnd(stream)
   }
 
   push (item: unknown, owner: Owner, endLine = false): void {
@@ -458,15 +464,38 @@ export class Sink implements Output, Flushable {
 
   /**
    * Hands everything held to the stream at once, ahead of its end(): lines of responses already
-   * answered would otherwise wait for the next batch and meet an ended stream.
+   * answered would otherwise wait for the next batch, or for a 'drain' that an ending stream
+   * never emits, and meet an ended stream. The stream buffers what it cannot write yet, as it
+   * did every line morgan gave it.
    */
   writeHeld (): void {
+    if (this.waiting) {
+      this.waiting = false
+      const events = this.stream as { removeListener?: (event: string, listener: () => void) => unknown }
+      if (typeof events.removeListener === 'function') events.removeListener('drain', this.onDrain)
+    }
     if (this.dead || this.owners.length === 0) return
     const owners = this.owners
     const counts = this.counts
+    shared.holding.delete(this)
+    if (!this.batched) {
+      const queue = this.queue
+      this.queue = []
+      this.owners = []
+      this.counts = []
+      this.queuedBytes = 0
+      for (let i = 0; i < queue.length; i++) {
+        try {
+          this.stream.write(queue[i] as string)
+        } catch (err) {
+          this.countDropped(owners[i] as Owner, 1)
+          this.report(err)
+        }
+      }
+      return
+    }
     // Written without a completion callback: the buffer is not reused.
     const data = this.takeBatch()
-    shared.holding.delete(this)
     try {
       (this.stream as Writable).write(data as string)
     } catch (err) {
@@ -580,12 +609,15 @@ export class Sink implements Output, Flushable {
   }
 }
 
-// A batched stream's end() first takes the lines still held for it. Without this, the lines
-// of the last responses (up to BATCH_INTERVAL ms of them) would reach an ended stream, where
-// morgan, which writes each line at once, had already written them: a server that ends its log
-// stream once it has closed (`server.close(() => stream.end())`) would lose its last lines.
-// end() is replaced on the stream object itself, once, by a shared function; close() of a file
-// stream calls end() too. The standard output and error are left as they are.
+// A stream's end() first takes the lines still owed to it: those of responses that finished but
+// whose line is made a tick later (the app may end the stream in a 'finish' listener or in the
+// callback of res.end()), those the legacy `buffer` option holds, and those the sink holds (up
+// to BATCH_INTERVAL ms of them, or lines waiting for a 'drain' that an ending stream never
+// emits). Without this they would reach an ended stream, where morgan, which writes each line at
+// once, had already written them: a server that ends its log stream once it has closed
+// (`server.close(() => stream.end())`) would lose its last lines. end() is replaced on the
+// stream object itself, once, by a shared function; close() of a file stream calls end() too.
+// The standard output and error are left as they are.
 const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
 
 type End = (this: Writable, ...args: unknown[]) => unknown
@@ -596,7 +628,14 @@ interface Ending {
 }
 
 function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
-  shared.sinks.get(this)?.writeHeld()
+  const sink = shared.sinks.get(this)
+  if (sink !== undefined) {
+    makeOwedLines()
+    for (const item of shared.holding) {
+      if (item instanceof IntervalBuffer && item.feeds(sink)) item.flush()
+    }
+    sink.writeHeld()
+  }
   return (this[PREVIOUS_STREAM_END] as End).apply(this, args)
 }
 
@@ -624,8 +663,9 @@ function flushInterval (buffer: IntervalBuffer): void {
 
 /**
  * morgan's deprecated `buffer` option: lines are collected for `interval` milliseconds, then
- * handed to the sink as one chunk. The timer does not keep the process alive; the exit hook
- * writes what is left.
+ * handed to the sink as one chunk. As morgan's, the timer keeps the process alive until it has
+ * written them, so a stream that completes its writes later gets them too; on process.exit() the
+ * exit hook writes what is left.
  */
 export class IntervalBuffer implements Output, Flushable {
   private lines: unknown[] = []
@@ -644,7 +684,6 @@ export class IntervalBuffer implements Output, Flushable {
     this.lines.push(endLine ? asText(line) + '\n' : line)
     if (this.timer === undefined) {
       this.timer = setTimeout(flushInterval, this.interval, this)
-      this.timer.unref()
       hold(this)
     }
   }
@@ -662,5 +701,10 @@ export class IntervalBuffer implements Output, Flushable {
   flushSync (): void {
     this.flush()
     this.sink.flushSync()
+  }
+
+  /** Whether this buffer's lines go to `sink`. */
+  feeds (sink: Sink): boolean {
+    return this.sink === sink
   }
 }

@@ -271,6 +271,35 @@ describe('the legacy buffer option', () => {
     `)
     assert.equal(stdout, '/buffered\n')
   })
+
+  it('keeps the process alive until it has written, as morgan, for a stream that completes its writes later', async () => {
+    const { stdout } = await child(`
+      const { createServer } = require('node:http')
+      const { Writable } = require('node:stream')
+      const out = new Writable({ write (chunk, _encoding, done) { setTimeout(() => { process.stdout.write(chunk); done() }, 20) } })
+      const log = logger(':url', { buffer: 100, stream: out })
+      const server = createServer((req, res) => log(req, res, () => res.end('ok')))
+      server.listen(0, '127.0.0.1', async () => {
+        await fetch('http://127.0.0.1:' + server.address().port + '/late')
+        server.close()
+        server.closeAllConnections()
+      })
+    `)
+    assert.equal(stdout, '/late\n')
+  })
+})
+
+describe('lines at process.exit()', () => {
+  it('come before the output of exit handlers the app registered earlier, as morgan has written them by then', async () => {
+    const { stdout } = await child(`
+      const { createServer } = require('node:http')
+      process.on('exit', () => { process.stdout.write('exit handler\\n') })
+      const log = logger(':url')
+      const server = createServer((req, res) => log(req, res, () => { res.on('finish', () => process.exit(0)); res.end('ok') }))
+      server.listen(0, '127.0.0.1', () => { fetch('http://127.0.0.1:' + server.address().port + '/last') })
+    `)
+    assert.equal(stdout, '/last\nexit handler\n')
+  })
 })
 
 describe('several loggers in one app', () => {

@@ -350,6 +350,69 @@ describe('a stream the app ends', () => {
     assert.equal(foyerText, morganText)
   })
 
+  for (const where of ['a \'finish\' listener', 'the callback of res.end()']) {
+    it(`gets the line of the last response when the app ends it in ${where}, as morgan writes it`, async () => {
+      // The line is made when the response closes, a tick after 'finish': the stream's end()
+      // must make the lines still owed before it ends.
+      const ended = async (log: (stream: Writable) => Middleware): Promise<string> => {
+        const dir = tempDir()
+        const path = join(dir, 'access.log')
+        const file = createWriteStream(path)
+        const server = await serve([log(file)], (req, res) => {
+          const last = req.url === '/last'
+          if (last && where === 'a \'finish\' listener') res.on('finish', () => file.end())
+          res.end('ok', last && where !== 'a \'finish\' listener' ? () => file.end() : undefined)
+        })
+        try {
+          await request(server.port, { path: '/first' })
+          await request(server.port, { path: '/last' })
+          await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+          return readFileSync(path, 'utf8')
+        } finally {
+          await server.close()
+          rmSync(dir, { recursive: true, force: true })
+        }
+      }
+      const foyerText = await ended((stream) => logger(':method :url :status', { stream }) as Middleware)
+      const morganText = await ended((stream) => morgan(':method :url :status', { stream }))
+      assert.equal(morganText, 'GET /first 200\nGET /last 200\n')
+      assert.equal(foyerText, morganText)
+    })
+  }
+
+  it('gets every line when it is an object-mode stream behind on its writes, as morgan gives them', async () => {
+    // write() returns false for every line: the lines wait for 'drain', which a stream that is
+    // ending no longer emits; its end() must hand them over.
+    const ended = async (log: (stream: Writable) => Middleware): Promise<string[]> => {
+      const lines: string[] = []
+      const out = new Writable({
+        objectMode: true,
+        highWaterMark: 1,
+        write (line: string, _encoding, done) { lines.push(line); setTimeout(done, 5) }
+      })
+      const server = await serve([log(out)], answer())
+      const paths = Array.from({ length: 30 }, (_, i) => `/${i}`)
+      await Promise.all(paths.map(async (path) => await request(server.port, { path })))
+      await server.close()
+      out.end()
+      await new Promise((resolve) => out.on('finish', resolve))
+      return lines.sort()
+    }
+    const watch = watchWarnings()
+    try {
+      let log: ReturnType<typeof logger> | undefined
+      const foyerLines = await ended((stream) => (log = logger(':url', { stream })) as Middleware)
+      const morganLines = await ended((stream) => morgan(':url', { stream }))
+      assert.equal(morganLines.length, 30)
+      assert.deepEqual(foyerLines, morganLines)
+      await settle(10)
+      assert.equal(log?.dropped, 0)
+      assert.deepEqual(watch.warnings.filter((w) => /foyer/.test(w.message)).map((w) => w.message), [], 'nothing dropped or reported')
+    } finally {
+      watch.stop()
+    }
+  })
+
   it('gets every line in its file when the app ends a file stream once the server has closed', async () => {
     const dir = tempDir()
     const path = join(dir, 'access.log')
