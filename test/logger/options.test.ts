@@ -272,6 +272,26 @@ describe('the legacy buffer option', () => {
     assert.equal(stdout, '/buffered\n')
   })
 
+  it('hands what it holds to the stream when the app ends the stream', async () => {
+    const watch = watchWarnings()
+    const out = new LineCollector()
+    try {
+      const server = await serve([logger(':url', { stream: out, buffer: 60_000 }) as Middleware], answer())
+      try {
+        await request(server.port, { path: '/held' })
+        await settle(20)
+        assert.equal(out.text, '', 'held for the interval')
+      } finally {
+        await server.close()
+      }
+      out.end()
+      assert.deepEqual(out.lines, ['/held'])
+      assert.equal(out.writableEnded, true)
+    } finally {
+      watch.stop()
+    }
+  })
+
   it('keeps the process alive until it has written, as morgan, for a stream that completes its writes later', async () => {
     const { stdout } = await child(`
       const { createServer } = require('node:http')
