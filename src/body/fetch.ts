@@ -120,7 +120,13 @@ class FetchBodySource extends Readable {
   #reader: FetchBodyReader | undefined
   // until the first read, a body the pipeline refuses is unlocked again, unused
   #reading = false
-  readonly #onAbort = (): void => { this.destroy(new Error('aborted')) }
+  // the signal stopped the read: the body is cancelled even if no chunk was asked for yet
+  #stoppedBySignal = false
+  readonly #onAbort = (): void => {
+    if (this.destroyed) return
+    this.#stoppedBySignal = true
+    this.destroy(new Error('aborted'))
+  }
 
   constructor (request: FetchRequest, body: FetchBody) {
     super()
@@ -144,7 +150,12 @@ class FetchBodySource extends Readable {
     }
     // A client that goes away aborts the signal; a body that then neither ends nor fails would
     // hold the read forever. The read stops there with 400 request.aborted, as a broken stream does.
-    this.#signal?.addEventListener('abort', this.#onAbort)
+    // A signal aborted before the read (the client left while the handler awaited something else)
+    // fires no event any more: it stops the read as soon as it starts.
+    const signal = this.#signal
+    if (signal === undefined) return
+    signal.addEventListener('abort', this.#onAbort)
+    if (signal.aborted) process.nextTick(this.#onAbort)
   }
 
   override _read (): void {
@@ -176,7 +187,7 @@ class FetchBodySource extends Readable {
     this.#signal?.removeEventListener('abort', this.#onAbort)
     const reader = this.#reader
     if (reader === undefined) { callback(err); return }
-    if (!this.#reading && typeof reader.releaseLock === 'function') {
+    if (!this.#reading && !this.#stoppedBySignal && typeof reader.releaseLock === 'function') {
       reader.releaseLock()
       callback(err)
       return

@@ -291,6 +291,32 @@ describe('bodies that cannot be read', () => {
     assert.equal(cancelled, true)
   })
 
+  it('400 request.aborted when the request\'s signal aborted before the read, and the body is cancelled', async () => {
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      start (controller) { controller.enqueue(new TextEncoder().encode('{"a":')) },
+      cancel () { cancelled = true }
+    })
+    const controller = new AbortController()
+    const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream, duplex: 'half', signal: controller.signal } as RequestInit)
+    controller.abort()
+    const err = await failure(readJson(request))
+    assert.equal(err['status'], 400)
+    assert.equal(err['type'], 'request.aborted')
+    assert.equal(cancelled, true)
+  })
+
+  it('with a signal aborted before the read, still settles a body refused by its headers alone', async () => {
+    const controller = new AbortController()
+    controller.abort()
+    const mismatch = new Request(URL, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello', signal: controller.signal })
+    assert.equal(await readJson(mismatch), undefined)
+    assert.equal(await mismatch.text(), 'hello')
+    const bogus = new Request(URL, { method: 'POST', headers: { 'content-type': 'text/plain; charset=bogus' }, body: 'hello', signal: controller.signal })
+    assert.equal((await failure(readText(bogus)))['type'], 'charset.unsupported')
+    assert.equal(await bogus.text(), 'hello')
+  })
+
   it('400 request.aborted when the body stream fails mid-way', async () => {
     let sent = false
     const stream = new ReadableStream<Uint8Array>({
