@@ -400,11 +400,7 @@ export class Sink implements Output, Flushable {
       if (this.bytes !== undefined) this.writing = data as Buffer
       this.write(data, owners, counts)
     } else {
-      const queue = this.queue
-      this.queue = []
-      this.owners = []
-      this.counts = []
-      this.queuedBytes = 0
+      const queue = this.takeQueue()
       for (let i = 0; i < queue.length; i++) {
         this.write(queue[i], owners[i] as Owner, 1)
         if (this.waiting || this.dead) {
@@ -439,11 +435,7 @@ export class Sink implements Output, Flushable {
       stream.write(data)
       return
     }
-    const queue = this.queue
-    this.queue = []
-    this.owners = []
-    this.counts = []
-    this.queuedBytes = 0
+    const queue = this.takeQueue()
     for (const line of queue) stream.write(line as string)
   }
 
@@ -453,13 +445,18 @@ export class Sink implements Output, Flushable {
    * `writing` and its write completes.
    */
   private takeBatch (): unknown {
+    const queue = this.takeQueue()
+    return this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
+  }
+
+  /** The queued lines (none for a sink that encodes them); the sink's count of them restarts. */
+  private takeQueue (): unknown[] {
     const queue = this.queue
-    const data = this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
     this.queue = []
     this.owners = []
     this.counts = []
     this.queuedBytes = 0
-    return data
+    return queue
   }
 
   /**
@@ -479,11 +476,7 @@ export class Sink implements Output, Flushable {
     const counts = this.counts
     shared.holding.delete(this)
     if (!this.batched) {
-      const queue = this.queue
-      this.queue = []
-      this.owners = []
-      this.counts = []
-      this.queuedBytes = 0
+      const queue = this.takeQueue()
       for (let i = 0; i < queue.length; i++) {
         try {
           this.stream.write(queue[i] as string)
@@ -586,10 +579,7 @@ export class Sink implements Output, Flushable {
   private dropQueued (): void {
     this.countDropped(this.owners, this.counts)
     this.bytes?.clear()
-    this.queue = []
-    this.owners = []
-    this.counts = []
-    this.queuedBytes = 0
+    this.takeQueue()
     shared.holding.delete(this)
   }
 

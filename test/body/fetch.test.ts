@@ -275,7 +275,8 @@ describe('bodies that cannot be read', () => {
     assert.equal(await request.text(), 'hello')
   })
 
-  it('400 request.aborted when the request\'s signal aborts a body that never ends, and the body is cancelled', async () => {
+  /** A request whose body gives five bytes and then never ends, with the controller of its signal. */
+  function stalled (): { request: Request, controller: AbortController, cancelled: () => boolean } {
     let cancelled = false
     const stream = new ReadableStream<Uint8Array>({
       start (controller) { controller.enqueue(new TextEncoder().encode('{"a":')) },
@@ -283,27 +284,26 @@ describe('bodies that cannot be read', () => {
     })
     const controller = new AbortController()
     const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream, duplex: 'half', signal: controller.signal } as RequestInit)
+    return { request, controller, cancelled: () => cancelled }
+  }
+
+  it('400 request.aborted when the request\'s signal aborts a body that never ends, and the body is cancelled', async () => {
+    const { request, controller, cancelled } = stalled()
     setTimeout(() => { controller.abort() }, 30)
     const err = await failure(readJson(request))
     assert.equal(err['status'], 400)
     assert.equal(err['type'], 'request.aborted')
     assert.equal(err['received'], 5)
-    assert.equal(cancelled, true)
+    assert.equal(cancelled(), true)
   })
 
   it('400 request.aborted when the request\'s signal aborted before the read, and the body is cancelled', async () => {
-    let cancelled = false
-    const stream = new ReadableStream<Uint8Array>({
-      start (controller) { controller.enqueue(new TextEncoder().encode('{"a":')) },
-      cancel () { cancelled = true }
-    })
-    const controller = new AbortController()
-    const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream, duplex: 'half', signal: controller.signal } as RequestInit)
+    const { request, controller, cancelled } = stalled()
     controller.abort()
     const err = await failure(readJson(request))
     assert.equal(err['status'], 400)
     assert.equal(err['type'], 'request.aborted')
-    assert.equal(cancelled, true)
+    assert.equal(cancelled(), true)
   })
 
   it('with a signal aborted before the read, still settles a body refused by its headers alone', async () => {
