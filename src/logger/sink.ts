@@ -60,6 +60,9 @@ export interface Output {
 
 interface Flushable {
   flushSync: () => void
+  /** For a buffer in front of a sink: whether its lines go to `sink`. */
+  feeds?: (sink: object) => boolean
+  flush?: () => void
 }
 
 interface EventSource {
@@ -621,8 +624,9 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
   const sink = shared.sinks.get(this)
   if (sink !== undefined) {
     makeOwedLines()
+    // (told by shape: a buffer made by another copy of this module holds the same shared sink)
     for (const item of shared.holding) {
-      if (item instanceof IntervalBuffer && item.feeds(sink)) item.flush()
+      if (item.feeds?.(sink) === true) item.flush?.()
     }
     sink.writeHeld()
   }
@@ -694,7 +698,7 @@ export class IntervalBuffer implements Output, Flushable {
   }
 
   /** Whether this buffer's lines go to `sink`. */
-  feeds (sink: Sink): boolean {
+  feeds (sink: object): boolean {
     return this.sink === sink
   }
 }
