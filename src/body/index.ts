@@ -43,17 +43,17 @@ function urlencodedSettings (options: UrlencodedOptions<never, never> | undefine
  * An empty body gives `{}`.
  */
 export function json (options?: JsonOptions): BodyMiddleware {
-  return bodyMiddleware(jsonSettings(options))
+  return bodyMiddleware(jsonSettings(options), 'jsonParser')
 }
 
 /** Reads bodies (`application/octet-stream` by default) into `req.body` as a Buffer. */
 export function raw (options?: RawOptions): BodyMiddleware {
-  return bodyMiddleware(rawSettings(options))
+  return bodyMiddleware(rawSettings(options), 'rawParser')
 }
 
 /** Reads bodies (`text/plain` by default) into `req.body` as a string, in any charset iconv-lite knows. */
 export function text (options?: TextOptions): BodyMiddleware {
-  return bodyMiddleware(textSettings(options))
+  return bodyMiddleware(textSettings(options), 'textParser')
 }
 
 /**
@@ -61,7 +61,7 @@ export function text (options?: TextOptions): BodyMiddleware {
  * iso-8859-1; nested keys with `extended`.
  */
 export function urlencoded (options?: UrlencodedOptions): BodyMiddleware {
-  return bodyMiddleware(urlencodedSettings(options))
+  return bodyMiddleware(urlencodedSettings(options), 'urlencodedParser')
 }
 
 /**
@@ -133,8 +133,10 @@ export interface BodyParser {
   urlencoded: typeof urlencoded
 }
 
-function removedGeneric (): never {
+function bodyParserRemoved (): never {
   throw new Error('The bodyParser() generic has been split into individual middleware to use instead.')
 }
+// named as body-parser's default export
+Object.defineProperty(bodyParserRemoved, 'name', { value: 'bodyParser' })
 
-export const bodyParser: BodyParser = Object.assign(removedGeneric, { json, raw, text, urlencoded })
+export const bodyParser: BodyParser = Object.assign(bodyParserRemoved, { json, raw, text, urlencoded })

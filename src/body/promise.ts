@@ -3,12 +3,11 @@
 // pipeline; Fetch Requests are handed to fetch.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Http2ServerRequest } from 'node:http2'
-import onFinished from 'on-finished'
 import { isFetchRequest, readFetchBody, settingsForFetch } from './fetch.js'
 import type { FetchRequest } from './fetch.js'
 import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
-import { hasBody, readBody } from './read.js'
+import { hasBody, isSpent, readBody } from './read.js'
 import type { BodySource, ReadOptions } from './read.js'
 
 /** A Node.js request: node:http's, or the http2 compatibility API's. */
@@ -110,7 +109,7 @@ export async function readRequest<O extends BodyOptions<never, never, never>> (r
 function readNodeBody (req: NodeRequest, options: ReadOptions): Promise<unknown> | undefined {
   // the middleware's skip rules, which end in `next()` with nothing set: a body already read, no
   // body, another type
-  if (onFinished.isFinished(req as IncomingMessage) || !hasBody(req) || !options.matches(req)) return undefined
+  if (isSpent(req) || !hasBody(req) || !options.matches(req)) return undefined
   return new Promise((resolve, reject) => {
     readBody(req as BodySource, undefined, options, settle, { resolve, reject })
   })

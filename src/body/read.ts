@@ -35,6 +35,12 @@ export interface ReadOptions extends CommonSettings {
   charsets: CharsetRule
   /** Turns the decoded body (a Buffer when `charsets` is 'none') into `req.body`; throws to refuse it. */
   parse: (body: string | Buffer, charset: string | null) => unknown
+  /**
+   * The middleware's: puts the parsed body on the request within the parse stage, so that an
+   * assignment that throws (a `req.body` with a getter only, or read-only) is refused as a parse
+   * error, as in body-parser, rather than thrown from a stream listener.
+   */
+  store?: ((req: unknown, body: unknown) => void) | undefined
 }
 
 /** The request headers the pipeline reads. */
@@ -59,8 +65,9 @@ export type ReadCallback<T, S extends BodySource = IncomingMessage> = (err: Body
 type BodyCarrier = IncomingMessage & { body?: unknown }
 
 const kRead = Symbol('foyer.body.read')
+const kDiscarded = Symbol('foyer.body.discarded')
 
-interface Carrier { [kRead]?: ReadState | undefined }
+interface Carrier { [kRead]?: ReadState | undefined, [kDiscarded]?: true }
 
 // The state is itself the AsyncResource that carries the caller's async context (AsyncLocalStorage)
 // to the callback, as raw-body's wrapped callback does: one object per request rather than two.
@@ -103,31 +110,29 @@ class ReadState extends AsyncResource {
 /**
  * The middleware around `readBody`: it applies body-parser's skip rules and sets `req.body`.
  * `req.body` is set to undefined (when absent) for every request with a readable stream, parsed or
- * not, as body-parser does.
+ * not, before `type` and `verify` see the request, as body-parser does. `name` is the function's
+ * name (body-parser's `jsonParser` and so on), which Express shows as the layer's name.
  */
-export function bodyMiddleware (options: ReadOptions): BodyMiddleware {
-  return function bodyParser (req, res, next) {
+export function bodyMiddleware (settings: ReadOptions, name: string): BodyMiddleware {
+  const options: ReadOptions = { ...settings, store: storeBody }
+  const middleware: BodyMiddleware = function bodyParser (req, res, next) {
     // already read (by another parser, or the same one mounted twice)
-    if (onFinished.isFinished(req)) { next(); return }
-    if (!hasBody(req) || !options.matches(req)) {
-      if (!('body' in req)) (req as BodyCarrier).body = undefined
-      next()
-      return
-    }
-    // A request that is read gets `req.body` once, when the outcome is known (the body, or
-    // undefined with an error), rather than undefined first and the body later.
-    readBody(req, res, options, setBody, next)
+    if (isSpent(req)) { next(); return }
+    if (!('body' in req)) (req as BodyCarrier).body = undefined
+    if (!hasBody(req) || !options.matches(req)) { next(); return }
+    readBody(req, res, options, callNext, next)
   }
+  Object.defineProperty(middleware, 'name', { value: name })
+  return middleware
 }
 
-function setBody (err: BodyError | null, body: unknown, req: IncomingMessage, next: (err?: BodyError) => void): void {
-  if (err !== null) {
-    if (!('body' in req)) (req as BodyCarrier).body = undefined
-    next(err)
-    return
-  }
+function storeBody (req: unknown, body: unknown): void {
   (req as BodyCarrier).body = body
-  next()
+}
+
+function callNext (err: BodyError | null, _body: unknown, _req: IncomingMessage, next: (err?: BodyError) => void): void {
+  if (err !== null) next(err)
+  else next()
 }
 
 /**
@@ -231,7 +236,9 @@ export function parseBytes (buf: Buffer, charset: string | null, options: ReadOp
   let body: string | Buffer = buf
   try {
     if (charset !== null) body = decodeBody(buf, charset)
-    return options.parse(body, charset)
+    const value = options.parse(body, charset)
+    if (options.store !== undefined) options.store(req, value)
+    return value
   } catch (err) {
     throw parseFailed(err, body)
   }
@@ -444,8 +451,18 @@ function complete (state: ReadState): void {
 
 /**
  * Lets the rest of a body the parser gave up on drain away unread, so that the response can go out
- * while the client is still sending, and memory stays bounded whatever the client sends.
+ * while the client is still sending, and memory stays bounded whatever the client sends. The
+ * request is marked, so that a later parser (an app whose error handler passes the 413 over)
+ * does not take the rest for a body of its own: body-parser drains the body before calling
+ * `next(err)`, so there the later parser finds the request finished.
  */
 function discard (req: BodySource): void {
-  if (!req.readableEnded) req.resume()
+  if (req.readableEnded) return
+  (req as Carrier)[kDiscarded] = true
+  req.resume()
+}
+
+/** Whether the request's body was read already, or is being thrown away after a refusal. */
+export function isSpent (req: BodySource): boolean {
+  return onFinished.isFinished(req as unknown as IncomingMessage) || (req as Carrier)[kDiscarded] === true
 }

@@ -8,8 +8,8 @@ import bodyParser from 'body-parser'
 import { json, raw, text, urlencoded } from '../../src/body/index.js'
 import type { BodyErrorType } from '../../src/body/index.js'
 import { rawSocket } from '../helpers/server.js'
-import { compare, requestHead, send, startBodyServer } from '../helpers/body-server.js'
-import type { BodyServer, Seen } from '../helpers/body-server.js'
+import { compare, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
+import type { Before, BodyServer, Seen } from '../helpers/body-server.js'
 
 const JSON_HEADERS = { 'content-type': 'application/json' }
 
@@ -149,6 +149,27 @@ describe('verify errors', () => {
     const verify = (): void => { throw new Error('refused') }
     const seen = await compare(server, json({ verify }), bodyParser.json({ verify }), { headers: JSON_HEADERS, body: '{not json' })
     assert.equal(seen.error?.type, 'entity.verify.failed')
+  })
+})
+
+describe('a req.body the parser cannot set', () => {
+  it('is a 400 entity.parse.failed with the body, as in body-parser, for a getter-only or read-only req.body', async () => {
+    const getterOnly: Before = (req) => { Object.defineProperty(req, 'body', { get () { return 'fixed' }, configurable: true }) }
+    const readOnly: Before = (req) => { Object.defineProperty(req, 'body', { value: 'fixed', writable: false, configurable: true }) }
+    const parsers: Array<[unknown, unknown, Record<string, string>, string]> = [
+      [json(), bodyParser.json(), JSON_HEADERS, '{"a":1}'],
+      [urlencoded(), bodyParser.urlencoded(), { 'content-type': 'application/x-www-form-urlencoded' }, 'a=1'],
+      [text(), bodyParser.text(), { 'content-type': 'text/plain' }, 'hello'],
+      [raw(), bodyParser.raw(), { 'content-type': 'application/octet-stream' }, 'bytes']
+    ]
+    for (const before of [getterOnly, readOnly]) {
+      for (const [ours, theirs, headers, body] of parsers) {
+        const seen = await within(compare(server, ours, theirs, { headers, body }, before), 'an answer, not an uncaught exception')
+        assert.equal(seen.error?.status, 400)
+        assert.equal(seen.error?.type, 'entity.parse.failed')
+        assert.match(seen.error?.message ?? '', /body/)
+      }
+    }
   })
 })
 

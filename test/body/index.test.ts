@@ -21,6 +21,12 @@ describe('exports', () => {
     }
   })
 
+  it('the middlewares and bodyParser have body-parser\'s function names, which Express shows for each layer', () => {
+    const names = (make: (f: typeof bodyParserReference) => Array<{ name: string }>): string[] => make(bodyParserReference).map((fn) => fn.name)
+    assert.deepEqual([json(), raw(), text(), urlencoded(), bodyParser].map((fn) => fn.name), names((b) => [b.json(), b.raw(), b.text(), b.urlencoded(), b]))
+    assert.deepEqual([json(), bodyParser].map((fn) => fn.name), ['jsonParser', 'bodyParser'])
+  })
+
   it('the package root exports the same four', () => {
     assert.equal(root.json, json)
     assert.equal(root.raw, raw)
@@ -84,6 +90,55 @@ describe('in an Express 5 app', () => {
     } finally {
       await server.close()
     }
+  })
+})
+
+describe('parsers one after another', () => {
+  /** What an app sees when its error handler passes a parser's error over and a later parser runs. */
+  async function afterPassedOver (parsers: { json: (o: { limit: number }) => RequestHandler, text: (o: { type: string, limit: string }) => RequestHandler }, chunked: boolean): Promise<string> {
+    const app = express()
+    app.use(parsers.json({ limit: 1000 }))
+    const passOver: ErrorRequestHandler = (_err, _req, _res, next) => { next() }
+    app.use(passOver)
+    app.use(parsers.text({ type: '*/*', limit: '1mb' }))
+    app.post('/', (req, res) => { res.json({ body: typeof req.body === 'string' ? `a string of ${req.body.length}` : typeof req.body }) })
+    const server = await startServer(app)
+    try {
+      const body = JSON.stringify({ big: 'x'.repeat(5000) })
+      const reply = await request(server.port, { headers: { 'content-type': 'application/json' }, body: chunked ? [body.slice(0, 1400), body.slice(1400)] : body })
+      return reply.body
+    } finally {
+      await server.close()
+    }
+  }
+
+  for (const chunked of [false, true]) {
+    it(`a later parser does not read the rest of a body an earlier one refused (${chunked ? 'chunked' : 'Content-Length'}), as with body-parser`, async () => {
+      const ours = await afterPassedOver({ json, text }, chunked)
+      const theirs = await afterPassedOver(bodyParserReference, chunked)
+      assert.equal(theirs, '{"body":"undefined"}')
+      assert.equal(ours, theirs)
+    })
+  }
+
+  it('type and verify see req.body already there (undefined), as with body-parser', async () => {
+    const seenBy = async (make: typeof json): Promise<string[]> => {
+      const seen: string[] = []
+      const mw = make({
+        type: (req: IncomingMessage) => { seen.push(`type ${String('body' in req)}`); return true },
+        verify: (req: IncomingMessage) => { seen.push(`verify ${String('body' in req)}`) }
+      })
+      const server = await startServer((req, res) => { mw(req, res, () => { res.end() }) })
+      try {
+        await request(server.port, { headers: { 'content-type': 'application/json' }, body: '{}' })
+      } finally {
+        await server.close()
+      }
+      return seen
+    }
+    const theirs = await seenBy(bodyParserReference.json as unknown as typeof json)
+    assert.deepEqual(theirs, ['type true', 'verify true'])
+    assert.deepEqual(await seenBy(json), theirs)
   })
 })
 
