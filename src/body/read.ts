@@ -65,7 +65,8 @@ export type ReadCallback<T, S extends BodySource = IncomingMessage> = (err: Body
 type BodyCarrier = IncomingMessage & { body?: unknown }
 
 const kRead = Symbol('foyer.body.read')
-const kDiscarded = Symbol('foyer.body.discarded')
+// shared by every copy of this module (ESM and CommonJS), whose parsers may follow one another
+const kDiscarded = Symbol.for('foyer.body.discarded')
 
 interface Carrier { [kRead]?: ReadState | undefined, [kDiscarded]?: true }
 
