@@ -351,7 +351,7 @@ describe('a stream the app ends', () => {
   })
 
   for (const where of ['a \'finish\' listener', 'the callback of res.end()']) {
-    it(`gets the line of the last response when the app ends it in ${where}, as morgan writes it`, async () => {
+    it(`gets the line of the last response when the app ends it in ${where}, as morgan writes it up to Node.js 22`, async () => {
       // The line is made when the response closes, a tick after 'finish': the stream's end()
       // must make the lines still owed before it ends.
       const ended = async (log: (stream: Writable) => Middleware): Promise<string> => {
@@ -374,8 +374,11 @@ describe('a stream the app ends', () => {
         }
       }
       const foyerText = await ended((stream) => logger(':method :url :status', { stream }) as Middleware)
+      assert.equal(foyerText, 'GET /first 200\nGET /last 200\n')
+      // From Node.js 24 the callback of res.end() runs before 'finish', where morgan writes its
+      // line: there morgan's line meets the ended stream, and only the 'finish' listener compares.
+      if (where !== 'a \'finish\' listener' && Number(process.versions.node.split('.')[0]) >= 24) return
       const morganText = await ended((stream) => morgan(':method :url :status', { stream }))
-      assert.equal(morganText, 'GET /first 200\nGET /last 200\n')
       assert.equal(foyerText, morganText)
     })
   }
