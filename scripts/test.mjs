@@ -17,5 +17,10 @@ function find (dir) {
 const only = process.argv.slice(2)
 const files = only.length > 0 ? only : find('test')
 const node = process.env.TEST_NODE ?? process.execPath
-const result = spawnSync(node, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' })
+// A test that hangs (a promise nothing settles, with a handle keeping the loop alive) would hold
+// the run forever: past this bound the run is stopped and fails. The whole suite takes a minute or two.
+const LIMIT_MINUTES = 15
+const result = spawnSync(node, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit', timeout: LIMIT_MINUTES * 60_000 })
+if (result.error?.code === 'ETIMEDOUT') console.error(`the test run was stopped: it did not finish within ${LIMIT_MINUTES} minutes`)
+else if (result.error !== undefined) console.error(`the test run could not start: ${result.error.message}`)
 process.exit(result.status ?? 1)
