@@ -161,35 +161,37 @@ function chunkBytes (chunk: unknown, encoding: unknown): number {
   return 0
 }
 
-function countable (chunk: unknown, usable: boolean): boolean {
-  return usable && chunk !== undefined && chunk !== null && typeof chunk !== 'function'
+// A chunk counts once the connection has taken it (`taken`, told by each wrapper below), and only
+// when it is data at all (not the callback end() may get in its place).
+function count (res: Counted, chunk: unknown, encoding: unknown, taken: boolean): void {
+  if (!taken || chunk === undefined || chunk === null || typeof chunk === 'function') return
+  res[BODY_BYTES] = (res[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
 }
 
-// A chunk counts once node:http has taken it for the connection: not on a response already
-// ended or destroyed (the write fails), and not when the response has no body (HEAD, 204, 304:
-// node drops it). `_hasBody` is only known after the first write stored the headers, so it is
-// read after the call.
+// node:http takes a chunk unless the response was already ended or destroyed (the write fails),
+// or has no body (HEAD, 204, 304: node drops it). `_hasBody` is only known after the first write
+// stored the headers, so it is read after the call.
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
   const usable = !this.writableEnded && !this.destroyed
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
-  if (countable(chunk, usable) && this._hasBody !== false) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
+  count(this, chunk, encoding, usable && this._hasBody !== false)
   return result
 }
 
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
   const usable = !this.writableEnded && !this.destroyed
   const result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
-  if (countable(chunk, usable) && this._hasBody !== false) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
+  count(this, chunk, encoding, usable && this._hasBody !== false)
   return result
 }
 
 // An HTTP/2 compatibility response's end() hands its chunk to this.write(), so only write() is
-// counted there. Its stream has no body for HEAD, 204, 205 and 304: the headers end it, and the
-// chunk is dropped.
+// counted there. Its stream takes the chunk unless it had ended or been destroyed: for HEAD, 204,
+// 205 and 304 the headers end it, and the chunk is dropped.
 function countingHttp2Write (this: Http2Counted, chunk: unknown, encoding?: unknown): unknown {
-  const usable = !this.writableEnded && !this.stream.writableEnded && !this.stream.destroyed
+  const usable = !this.writableEnded
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
-  if (countable(chunk, usable) && !this.stream.writableEnded && !this.stream.destroyed) this[BODY_BYTES] = (this[BODY_BYTES] as number) + chunkBytes(chunk, encoding)
+  count(this, chunk, encoding, usable && !this.stream.writableEnded && !this.stream.destroyed)
   return result
 }
 
