@@ -1,5 +1,5 @@
 // Runs every test file under test/ with node:test. Node 20 takes file paths, not globs, after
-// --test, so the files are listed here. `TEST_NODE` picks another Node.js binary (CI runs 22 and 24).
+// --test, so the files are listed here. `TEST_NODE` picks another Node.js binary (CI runs 20.11, 22, 24 and 26).
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
