@@ -295,8 +295,10 @@ interface Instance {
 }
 
 function writeLine (instance: Instance, req: LoggedRequest, res: LoggedResponse): void {
-  if (instance.skip !== false && Boolean(instance.skip(req, res))) return
-  const line = instance.formatLine(registry.tokens, req, res)
+  // Called as plain functions, as morgan calls them: `this` is undefined in them, not the instance.
+  const { skip, formatLine } = instance
+  if (skip !== false && Boolean(skip(req, res))) return
+  const line = formatLine(registry.tokens, req, res)
   if (line === undefined || line === null) return
   if (instance.objectMode && typeof line === 'object') instance.output.push(line, instance.owner)
   else instance.output.push(line, instance.owner, true)

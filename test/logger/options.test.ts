@@ -90,6 +90,18 @@ describe('the skip option', () => {
     assert.deepEqual(out.lines, [])
   })
 
+  it('is called, as the format function is, without a receiver, as morgan calls them', async () => {
+    const receivers: unknown[] = []
+    const format = function (this: unknown): string { receivers.push(this); return 'line' }
+    const skip = function (this: unknown): boolean { receivers.push(this); return false }
+    for (const immediate of [false, true]) {
+      const out = new LineCollector()
+      await once([logger(format, { stream: out, skip, immediate }) as Middleware])
+      assert.deepEqual(await out.waitForLines(1), ['line'])
+    }
+    assert.deepEqual(receivers, [undefined, undefined, undefined, undefined])
+  })
+
   it('throws a TypeError when it is not a function', () => {
     assert.throws(() => logger('tiny', { skip: true as unknown as () => boolean }), { name: 'TypeError', message: 'option skip must be a function' })
   })
