@@ -178,13 +178,15 @@ export function resolveCommon (options: BodyOptions<never, never, never> | undef
     throw new TypeError('option verify must be function')
   }
   const type = given.type || defaultType
+  // A `type` function is called without a receiver, as `verify` is: `this` is undefined in it.
+  const userMatches = typeof type === 'function' ? type as (req: BodySource) => unknown : undefined
   const defaultCharset = (given as { defaultCharset?: unknown }).defaultCharset || 'utf-8'
   return {
     inflate: given.inflate !== false,
     limit,
     verify: verify as Verify | undefined,
     defaultCharset: String(defaultCharset),
-    matches: typeof type === 'function' ? type as (req: BodySource) => unknown : typeMatcher(type)
+    matches: userMatches !== undefined ? (req) => userMatches(req) : typeMatcher(type)
   }
 }
 

@@ -227,9 +227,11 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
 /** The stages after the bytes are in: verify, decode, parse. Throws the parser's BodyError. */
 export function parseBytes (buf: Buffer, charset: string | null, options: ReadOptions, req: unknown,
   res: unknown): unknown {
-  if (options.verify !== undefined) {
+  const verify = options.verify
+  if (verify !== undefined) {
     try {
-      options.verify(req, res, buf, charset)
+      // a plain call, as body-parser makes it: `this` is undefined in verify
+      verify(req, res, buf, charset)
     } catch (err) {
       throw verifyFailed(err, buf)
     }

@@ -4,7 +4,7 @@ import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage } from 'node:http'
 import bodyParser from 'body-parser'
-import { json, raw, text, urlencoded } from '../../src/body/index.js'
+import { json, raw, readText, text, urlencoded } from '../../src/body/index.js'
 import { compare, send, startBodyServer } from '../helpers/body-server.js'
 import type { BodyServer } from '../helpers/body-server.js'
 
@@ -71,6 +71,27 @@ describe('verify', () => {
     await send(server, server.mount(json({ verify })), { headers: { 'content-type': 'application/json; charset=UTF-8' }, body: '{"a":1}' })
     await send(server, server.mount(text({ verify, defaultCharset: 'latin1' })), { headers: { 'content-type': 'text/plain' }, body: 'hi' })
     assert.deepEqual(calls, [['object', 'function', '{"a":1}', 'utf-8'], ['object', 'function', 'hi', 'latin1']])
+  })
+})
+
+describe('verify and a type function', () => {
+  it('are called without a receiver, as body-parser calls verify, by the middleware and the readers alike', async () => {
+    const receivers: Array<[string, unknown]> = []
+    const verify = function (this: unknown): void { receivers.push(['verify', this]) }
+    const type = function (this: unknown): boolean { receivers.push(['type', this]); return true }
+    const options = { headers: { 'content-type': 'text/plain' }, body: 'hi' }
+    const reader = (req: IncomingMessage, _res: unknown, next: (err?: unknown) => void): void => {
+      readText(req, { verify, type }).then((body) => { (req as { body?: unknown }).body = body; next() }, next)
+    }
+    assert.equal((await send(server, server.mount(text({ verify, type })), options)).body, 'hi')
+    assert.equal((await send(server, server.mount(reader), options)).body, 'hi')
+    assert.equal(await readText(new Request('http://localhost/', { method: 'POST', body: 'hi' }), { verify, type }), 'hi')
+    const verifyOnly = function (this: unknown): void { receivers.push(['verify', this]) }
+    await compare(server, text({ verify: verifyOnly }), bodyParser.text({ verify: verifyOnly }), options)
+    assert.deepEqual(receivers, [
+      ['type', undefined], ['verify', undefined], ['type', undefined], ['verify', undefined], ['type', undefined], ['verify', undefined],
+      ['verify', undefined], ['verify', undefined]
+    ])
   })
 })
 
