@@ -610,7 +610,7 @@ export class Sink implements Output, Flushable {
 // once, had already written them: a server that ends its log stream once it has closed
 // (`server.close(() => stream.end())`) would lose its last lines. end() is replaced on the
 // stream object itself, once, by a shared function; close() of a file stream calls end() too.
-// The standard output and error are left as they are.
+// The standard output and error are no exception: an app may end them before it exits.
 const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
 
 type End = (this: Writable, ...args: unknown[]) => unknown
@@ -635,7 +635,6 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
 
 function holdLinesAtEnd (stream: LogStream): void {
   const ending = stream as LogStream & Ending
-  if (stream === process.stdout || stream === process.stderr) return
   if (typeof ending.end !== 'function' || ending[PREVIOUS_STREAM_END] !== undefined) return
   ending[PREVIOUS_STREAM_END] = ending.end as End
   ending.end = endAfterHeldLines

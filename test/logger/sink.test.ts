@@ -594,7 +594,9 @@ describe('lines at exit', () => {
     ['exit-in-finish', 'stdout', 0, 'the callback of res.end() calls process.exit()'],
     ['throw-in-finish', 'file', 1, 'a \'finish\' listener throws and the uncaught exception ends the process'],
     ['throw', 'file', 1, 'an uncaught exception ends the process'],
-    ['sigterm', 'file', 0, 'the app handles SIGTERM by exiting']
+    ['sigterm', 'file', 0, 'the app handles SIGTERM by exiting'],
+    ['end-stream', 'file', 0, 'the app ends it once the server has closed'],
+    ['end-stream', 'stdout', 0, 'the app ends it once the server has closed']
   ]
   for (const [mode, dest, exitCode, what] of endings) {
     it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when ${what}`, async () => {
