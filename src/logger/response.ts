@@ -224,7 +224,12 @@ export function hookBodyBytes (res: ServerResponse): void {
 
 /** The body bytes counted for `res`, or undefined when no logger counted them. */
 export function bodyBytes (res: ServerResponse): number | undefined {
-  return (res as Counted)[BODY_BYTES]
+  const bytes = (res as Counted)[BODY_BYTES]
+  // A pipelined response waits, body and all, for the responses before it on its connection; if
+  // the connection closed first (from Node.js 24 node then closes the response), it never had
+  // the connection and nothing of it was sent. One that had it and finished is detached from it.
+  if (bytes !== undefined && bytes !== 0 && res.socket === null && res.destroyed && !res.writableFinished && res instanceof ServerResponse) return 0
+  return bytes
 }
 
 /** Called once per logger when its response is done, with the values given to `whenDone`. */

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream'
 import { runInNewContext } from 'node:vm'
 import { logger } from '../../src/index.js'
 import type { FormatFn, TokenFn } from '../../src/index.js'
-import { answer, compareWithMorgan, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
+import { answer, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
 import { TLS_CERT, TLS_KEY } from '../helpers/logger-tls.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
@@ -672,6 +672,31 @@ describe(':res-bytes', () => {
   it('is 0 when the client went away before any response', async () => {
     const lines = await bytesLines(() => { /* never answers */ }, abandon)
     assert.deepEqual(lines, ['GET 0'])
+  })
+
+  it('is 0 for a pipelined response whose connection closed before its turn, which node closes from Node.js 24', async () => {
+    // /first never answers; /second is answered at once, and its response waits for the first's
+    // turn on the connection. The client leaves: nothing of /second was ever sent.
+    let answered = false
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/second') { res.end('queued'); answered = true }
+    }
+    const out = new LineCollector()
+    const server = await serve([logger(':url :status :res-bytes', { stream: out }) as Middleware], handler)
+    try {
+      const socket = await rawSocket(server.port)
+      socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nGET /second HTTP/1.1\r\nHost: x\r\n\r\n')
+      await waitFor(() => answered)
+      socket.destroy()
+      // before Node.js 24 the waiting response is never closed, and it gets no line (nor with morgan)
+      const closesWaiting = Number(process.versions.node.split('.')[0]) >= 24
+      const lines = await out.waitForLines(closesWaiting ? 2 : 1)
+      await settle()
+      assert.deepEqual([...out.lines].sort(), closesWaiting ? ['/first - 0', '/second 200 0'] : ['/first - 0'])
+      assert.equal(lines.length, out.lines.length)
+    } finally {
+      await server.close()
+    }
   })
 
   it('leaves write and end alone for a format that does not use it', async () => {
