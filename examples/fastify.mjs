@@ -13,9 +13,10 @@ app.addContentTypeParser('application/x-www-form-urlencoded', (request) => readU
 
 app.post('/items', async (request) => ({ item: request.body ?? null }))
 
-// Parser errors carry an HTTP status and a machine-readable `type`.
+// foyer's errors carry an HTTP status and a machine-readable `type`; Fastify's own (a Content-Type
+// no parser takes: 415) carry `statusCode` and `code`.
 app.setErrorHandler((err, request, reply) => {
-  reply.status(err.status ?? 500).send({ type: err.type ?? 'internal' })
+  reply.status(err.status ?? err.statusCode ?? 500).send({ type: err.type ?? err.code ?? 'internal' })
 })
 
 await app.listen({ port: Number(process.env.PORT ?? 3000), host: '127.0.0.1' })

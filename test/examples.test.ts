@@ -140,6 +140,9 @@ describe('examples/fastify.mjs', () => {
     res = await post(`${app.url}/items`, 'application/json', '{"__proto__":{"admin":true}}')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
+    res = await post(`${app.url}/items`, 'text/plain', 'id=9')
+    assert.equal(res.status, 415)
+    assert.deepEqual(await res.json(), { type: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' })
   })
 })
 
