@@ -248,8 +248,8 @@ function isDone (res: ServerResponse): boolean {
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
-// Responses that are finishing: from their 'prefinish' to their 'close', where their lines are
-// made (one tick after 'finish'). If the process ends in between, in a callback of res.end() or
+// Responses that are finishing: from their 'prefinish' (an HTTP/2 compatibility response: from its
+// end()) to their 'close', where their lines are made (one tick after 'finish'). If the process ends in between, in a callback of res.end() or
 // a 'finish' listener (process.exit(), or an exception nobody catches), 'close' never comes: the
 // exit hook makes their lines before it writes what is held. morgan writes its line at
 // 'finish', so it has it then when the callback runs after the 'finish' listeners (Node.js 20
@@ -314,6 +314,28 @@ function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse):
   runPending(res as Hooked)
 }
 
+const PREVIOUS_FALLBACK_END = Symbol('foyer.logger.fallbackEnd')
+
+interface EndNoted extends Waiting {
+  [PREVIOUS_FALLBACK_END]?: Write
+}
+
+// Responses waiting through on-finished (HTTP/2 compatibility responses) have no 'prefinish': they
+// are noted as finishing when end() takes effect. The callback of an HTTP/2 response's end() runs
+// before its 'finish', and the line comes a tick after that: a process that exits in the callback
+// gets the line from the exit hook.
+function endNotingFinish (this: EndNoted): unknown {
+  const result = (this[PREVIOUS_FALLBACK_END] as Write).apply(this, arguments as unknown as unknown[])
+  if (this[PENDING] !== undefined && this.writableEnded === true) noteFinishing(this)
+  return result
+}
+
+function noteFinishingAtEnd (res: EndNoted): void {
+  if (res[PREVIOUS_FALLBACK_END] !== undefined || typeof res.end !== 'function') return
+  res[PREVIOUS_FALLBACK_END] = res.end as Write
+  res.end = endNotingFinish as ServerResponse['end']
+}
+
 /**
  * Calls `listener(state, res, subject)` once when `res` is done (finished, or its connection
  * closed), in the async context of this call.
@@ -328,6 +350,7 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
   }
   waiting[PENDING] = pending = [listener, state, subject, resource]
   if (!(res instanceof ServerResponse)) {
+    noteFinishingAtEnd(waiting)
     onFinished(res, onFinishedFallback)
   } else if (isDone(res)) {
     setImmediate(runPending, waiting)
