@@ -187,7 +187,7 @@ const MAX_BYTES_PER_CHAR = 3
  * buffer handed to the stream is reused once the stream says it wrote it.
  */
 class ByteBatch {
-  private readonly encoding: BufferEncoding
+  readonly encoding: BufferEncoding
   /** The encoding writes a newline as the one byte 0x0a. */
   private readonly newlineByte: boolean
   private slab: Buffer | undefined
@@ -287,6 +287,19 @@ function toBuffer (chunk: unknown, encoding: string): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk
   if (chunk instanceof Uint8Array) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
   return Buffer.from(String(chunk), Buffer.isEncoding(encoding) ? encoding : 'utf8')
+}
+
+// Every stream node makes (files, sockets, pipes, the standard output, PassThrough...) writes
+// through Writable.prototype.write, which calls back once a chunk is written and leaves the chunk
+// alone afterwards. A write() replaced on a stream (a subclass's own, or a patch a test puts on
+// process.stdout to capture the output) may do neither: a batch waiting for its callback would
+// hold every later line, and a reused buffer would change under a chunk kept. Such a stream gets
+// each batch as text and it counts as written once the call returns, as morgan's lines do.
+const WRITABLE_WRITE = Writable.prototype.write
+
+/** Whether `stream`'s write() is not node's own (see WRITABLE_WRITE). */
+function hasOwnWrite (stream: LogStream): boolean {
+  return stream.write !== WRITABLE_WRITE
 }
 
 /** The file descriptor lines can be written to synchronously at exit, if there is one. */
@@ -426,6 +439,7 @@ export class Sink implements Output, Flushable {
     if (this.batched) {
       const taken = this.takeBatch()
       if (taken === undefined) return
+      if (hasOwnWrite(stream)) { stream.write(this.asText(taken)); return }
       const data = toBuffer(taken, 'utf8')
       const fd = exitDescriptor(stream)
       if (fd !== undefined) {
@@ -493,7 +507,7 @@ export class Sink implements Output, Flushable {
     // Written without a completion callback: the buffer is not reused.
     const data = this.takeBatch()
     try {
-      (this.stream as Writable).write(data as string)
+      (this.stream as Writable).write(hasOwnWrite(this.stream) ? this.asText(data) : data as string)
     } catch (err) {
       this.countDropped(owners, counts)
       this.report(err)
@@ -526,13 +540,20 @@ export class Sink implements Output, Flushable {
       return
     }
     let ok: unknown
+    let completed = false
     try {
-      if (this.batched) {
+      if (!this.batched) {
+        ok = stream.write(data as string)
+      } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
         this.lastWrite = Date.now()
         ok = (stream as Writable).write(data as string, this.onWritten)
       } else {
-        ok = stream.write(data as string)
+        // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
+        // the call returns.
+        this.lastWrite = Date.now()
+        ok = stream.write(this.asText(data))
+        completed = true
       }
     } catch (err) {
       // A `write` that throws loses these lines only; the stream may accept the next ones.
@@ -546,6 +567,12 @@ export class Sink implements Output, Flushable {
       this.waiting = true
       ;(stream as Required<Pick<EventSource, 'once'>>).once('drain', this.onDrain)
     }
+    if (completed) this.written(undefined)
+  }
+
+  /** A batch as text, for a stream whose write() is replaced (see WRITABLE_WRITE). */
+  private asText (data: unknown): string {
+    return typeof data === 'string' ? data : (data as Buffer).toString(this.bytes?.encoding ?? 'utf8')
   }
 
   private written (err: unknown): void {

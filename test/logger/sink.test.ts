@@ -2,7 +2,7 @@
 // failing stream that never takes the server down, and lines kept at exit.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
+import { execFile, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +11,7 @@ import { connect as http2Connect } from 'node:http2'
 import { createServer as createTcpServer, connect } from 'node:net'
 import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
+import { promisify } from 'node:util'
 import { logger } from '../../src/index.js'
 import type { FormatFn } from '../../src/index.js'
 import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
@@ -63,6 +64,8 @@ async function withFileLogger (format: FormatFn, check: (port: number, path: str
     rmSync(dir, { recursive: true, force: true })
   }
 }
+
+const run = promisify(execFile)
 
 async function sendAll (port: number, paths: string[], headers: Record<string, string> = {}): Promise<void> {
   // a few at a time: concurrent enough to overlap, not enough to exhaust sockets
@@ -234,6 +237,48 @@ describe('streams that take bytes', () => {
       socket.destroy()
       collector.close()
     }
+  })
+})
+
+// Node's own streams write through Writable.prototype.write, which calls back once a chunk is
+// written; a write() replaced on a stream may never call back.
+describe('a stream whose write() is replaced', () => {
+  it('gets every line when a subclass\'s own write() never calls back, as morgan gives them', async () => {
+    class Capture extends Writable {
+      text = ''
+      override write (chunk: unknown): boolean { this.text += String(chunk); return true }
+    }
+    const logged = async (log: (stream: Writable) => Middleware): Promise<string> => {
+      const out = new Capture()
+      const server = await serve([log(out)], answer())
+      try {
+        await sendAll(server.port, ['/a', '/b', '/c'])
+        for (const path of ['/d', '/e', '/f']) {
+          await request(server.port, { path })
+          await settle(15)
+        }
+        await waitFor(() => out.text.split('\n').length === 7)
+        await settle()
+        return out.text
+      } finally {
+        await server.close()
+      }
+    }
+    const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
+    const foyerText = await logged((stream) => logger(format, { stream }) as Middleware)
+    const morganText = await logged((stream) => morgan(format, { stream }))
+    assert.deepEqual(foyerText.split('\n').sort(), morganText.split('\n').sort())
+    assert.equal(foyerText.split('\n').length, 7)
+  })
+
+  it('gets every line, as text, when the app captures the standard output by replacing its write()', async () => {
+    const capture = async (name: string): Promise<string> => {
+      const { stderr } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/patched-stdout.ts'], { env: { ...process.env, LOGGER: name, COUNT: '6' } })
+      return JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1)) as string
+    }
+    const lines = Array.from({ length: 6 }, (_, i) => `café /${i}\n`).join('')
+    assert.equal(await capture('morgan'), lines)
+    assert.equal(await capture('foyer'), lines)
   })
 })
 
