@@ -325,9 +325,14 @@ interface EndNoted extends Waiting {
 // before its 'finish', and the line comes a tick after that: a process that exits in the callback
 // gets the line from the exit hook.
 function endNotingFinish (this: EndNoted): unknown {
+  const endedBefore: boolean = this.writableEnded
   const result = (this[PREVIOUS_FALLBACK_END] as Write).apply(this, arguments as unknown as unknown[])
-  if (this[PENDING] !== undefined && this.writableEnded === true) noteFinishing(this)
+  if (!endedBefore && isEnded(this) && this[PENDING] !== undefined) noteFinishing(this)
   return result
+}
+
+function isEnded (res: ServerResponse): boolean {
+  return res.writableEnded
 }
 
 function noteFinishingAtEnd (res: EndNoted): void {
