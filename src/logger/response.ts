@@ -248,15 +248,15 @@ function isDone (res: ServerResponse): boolean {
   return res.writableEnded || res.closed || (socket !== null && socket !== undefined && !socket.writable)
 }
 
-// Responses that are finishing: from their 'prefinish' (an HTTP/2 compatibility response: from its
-// end()) to their 'close', where their lines are made (one tick after 'finish'). If the process ends in between, in a callback of res.end() or
-// a 'finish' listener (process.exit(), or an exception nobody catches), 'close' never comes: the
-// exit hook makes their lines before it writes what is held. morgan writes its line at
-// 'finish', so it has it then when the callback runs after the 'finish' listeners (Node.js 20
-// and 22); from Node.js 24 the callbacks of res.end() run before 'finish', and foyer still has
-// it. Few responses are finishing at once (the lines are made a tick later), so the list stays
-// short: a response usually leaves from its end, and one that never emits 'close' is dropped
-// when the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost
+// Responses that are finishing: from their 'prefinish' (an HTTP/2 compatibility response: from
+// its end()) to their 'close', where their lines are made (one tick after 'finish'). If the
+// process ends in between, in a callback of res.end() or a 'finish' listener (process.exit(), or
+// an exception nobody catches), 'close' never comes: the exit hook makes their lines before it
+// writes what is held. morgan writes its line at 'finish', so it has it then when the callback
+// runs after the 'finish' listeners (Node.js 20 and 22); from Node.js 24 the callbacks of
+// res.end() run before 'finish', and foyer still has it. Few responses are finishing at once (the
+// lines are made a tick later), so the list stays short: a response usually leaves from its end,
+// and one that never emits 'close' is dropped when the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost
 // about 150 ns per response in-process.)
 const finishing: Waiting[] = []
 const MAX_FINISHING = 1024
