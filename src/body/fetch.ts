@@ -6,7 +6,7 @@ import { isUint8Array } from 'node:util/types'
 import { streamNotReadable } from './errors.js'
 import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
-import { passOn, readBody } from './read.js'
+import { asAbort, passOn, readBody } from './read.js'
 import type { BodyHeaders, ReadOptions } from './read.js'
 
 /** One read from a Fetch body's reader. */
@@ -125,7 +125,7 @@ class FetchBodySource extends Readable {
   readonly #onAbort = (): void => {
     if (this.destroyed) return
     this.#stoppedBySignal = true
-    this.destroy(new Error('aborted'))
+    this.destroy(asAbort(new Error('aborted')))
   }
 
   constructor (request: FetchRequest, body: FetchBody) {
@@ -162,7 +162,8 @@ class FetchBodySource extends Readable {
     const reader = this.#reader
     if (this.destroyed || reader === undefined) return
     this.#reading = true
-    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(toError(err)) })
+    // a body stream that fails is the client going away (undici's 'terminated', a socket reset)
+    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(asAbort(toError(err))) })
   }
 
   #onChunk (chunk: FetchBodyChunk): void {

@@ -365,7 +365,22 @@ function onInflateError (this: Transform, err: unknown): void {
 function onError (this: BodySource, err?: unknown): void {
   const state = stateOf(this as Carrier)
   if (state === undefined || state.ended) return
-  fail(state, err !== null && typeof err === 'object' && passedOn.has(err) ? err as BodyError : requestAborted(state.wire, state.expected))
+  fail(state, sourceError(this, err, state))
+}
+
+/**
+ * What an 'error' of the request stream becomes: request.aborted when the client went away (node
+ * marks the request aborted, and its error is an ECONNRESET), the source's own verdict as it is,
+ * and any other error of the stream itself (a stream standing in for the request that failed)
+ * passed on as body-parser passes it, with status 400 unless it has its own.
+ */
+function sourceError (source: BodySource, err: unknown, state: ReadState): BodyError {
+  if (err === null || typeof err !== 'object') return requestAborted(state.wire, state.expected)
+  if (passedOn.has(err)) return err as BodyError
+  if (aborts.has(err) || (source as { aborted?: unknown }).aborted === true || (err as { code?: unknown }).code === 'ECONNRESET') {
+    return requestAborted(state.wire, state.expected)
+  }
+  return streamFailed(err)
 }
 
 // Errors a source raises (`destroy(err)`) that are its own verdict on the body rather than the
@@ -375,6 +390,15 @@ const passedOn = new WeakSet<object>()
 /** Marks `err` for a source to raise: the pipeline then fails with it instead of request.aborted. */
 export function passOn (err: BodyError): BodyError {
   passedOn.add(err)
+  return err
+}
+
+// Errors a source raises when its client went away, whatever they say.
+const aborts = new WeakSet<object>()
+
+/** Marks `err` for a source to raise as the client going away: the pipeline fails with request.aborted. */
+export function asAbort (err: Error): Error {
+  aborts.add(err)
   return err
 }
 

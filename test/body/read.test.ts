@@ -194,18 +194,41 @@ describe('listeners after a read', () => {
 })
 
 describe('aborted requests', () => {
-  it('an error emitted on the request mid-body reaches next, and does not crash the process', async () => {
+  it('an error emitted on the request mid-body reaches next as body-parser passes it, and does not crash the process', async () => {
     // Not how node:http ends a request (it destroys it, and emits 'error' only to listeners), but
-    // proxies and tests do emit errors on requests; with no listener, EventEmitter would throw.
-    const path = server.mount(json(), (req) => { req.once('data', () => { req.emit('error', new Error('upstream failed')) }) })
+    // proxies, tests and in-process request doubles do emit errors on requests; with no listener,
+    // EventEmitter would throw. The error is the stream's own, not the client leaving.
+    const seen: Record<string, Seen> = {}
+    for (const [name, mw] of [['foyer', json()], ['body-parser', bodyParser.json()]] as const) {
+      const path = server.mount(mw, (req) => { req.once('data', () => { req.emit('error', Object.assign(new Error('upstream failed'), { code: 'EUPSTREAM' })) }) })
+      const observed = server.observe(path)
+      const socket = await rawSocket(server.port)
+      socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+      seen[name] = await observed
+      socket.destroy()
+    }
+    const ours = seen.foyer as Seen
+    assert.equal(ours.error?.message, 'upstream failed')
+    assert.equal(ours.error?.status, 400)
+    assert.equal(ours.error?.type, 'entity.parse.failed')
+    assert.equal(ours.listeners, 0, 'no listener is left on the request')
+    // body-parser leaves `type` unset (README: foyer gives every error a type)
+    const theirs = seen['body-parser'] as Seen
+    const withoutType = (error: Seen['error']): unknown => ({ ...error, type: undefined, keys: error?.keys.filter((k) => k !== 'type') })
+    assert.deepEqual(withoutType(ours.error), withoutType(theirs.error))
+    assert.equal(theirs.error?.type, undefined)
+  })
+
+  it('an error of its own keeps its status and type', async () => {
+    const path = server.mount(json(), (req) => {
+      req.once('data', () => { req.emit('error', Object.assign(new Error('gateway'), { status: 502, type: 'upstream.failed' })) })
+    })
     const observed = server.observe(path)
     const socket = await rawSocket(server.port)
     socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
     const seen = await observed
     socket.destroy()
-    assert.equal(seen.error?.type, 'request.aborted')
-    assert.equal(seen.error?.status, 400)
-    assert.equal(seen.listeners, 0, 'no listener is left on the request')
+    assert.deepEqual([seen.error?.message, seen.error?.status, seen.error?.type, seen.error?.expose], ['gateway', 502, 'upstream.failed', false])
   })
 
   it('400 request.aborted with the bytes received and expected when the client closes mid-body', async () => {
