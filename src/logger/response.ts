@@ -101,6 +101,10 @@ export function responseHeader (res: ServerResponse, name: string): number | str
   if (value !== undefined) return value
   const given = (res as Hooked)[GIVEN]
   if (given === undefined) return undefined
+  // node:http sends an object given to writeHead as it is only when the response holds no header
+  // of its own; otherwise it sets each one on the response. A name missing there then was taken
+  // off on the way (a compression middleware wrapping writeHead drops Content-Length): not sent.
+  if (typeof res.getHeaderNames === 'function' && res.getHeaderNames().length !== 0) return undefined
   let found: OutgoingHttpHeader | undefined
   for (const key of Object.keys(given)) {
     if (key === name || (key.length === name.length && key.toLowerCase() === name)) found = given[key]
@@ -211,15 +215,19 @@ function isHttp2Response (res: ServerResponse): res is Http2Counted {
 export function hookBodyBytes (res: ServerResponse): void {
   const counted = res as Counted
   if (counted[BODY_BYTES] !== undefined) return
-  counted[BODY_BYTES] = 0
-  counted[PREVIOUS_WRITE] = res.write as Write
   if (isHttp2Response(res)) {
+    counted[BODY_BYTES] = 0
+    counted[PREVIOUS_WRITE] = res.write as Write
     res.write = countingHttp2Write as ServerResponse['write']
-  } else {
+  } else if (res instanceof ServerResponse) {
+    counted[BODY_BYTES] = 0
+    counted[PREVIOUS_WRITE] = res.write as Write
     counted[PREVIOUS_END] = res.end as Write
     res.write = countingWrite as ServerResponse['write']
     res.end = countingEnd as ServerResponse['end']
   }
+  // Objects that only imitate a response (test doubles) send nothing and are left as they are,
+  // so that a spy on their end() stays in place: `:res-bytes` is `-` for them.
 }
 
 /** The body bytes counted for `res`, or undefined when no logger counted them. */
@@ -307,7 +315,18 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
   if (event === 'close') runPending(this)
   else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
+  else if (event === 'finish' && this[PENDING] !== undefined) return emitFinish(this, previous, arguments as unknown as unknown[])
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
+}
+
+// node:http's server detaches a finished response from its socket in its own 'finish' listener,
+// the first, and emits 'close' a tick later. A response no server manages, made by hand on a
+// socket of its own (as serverless adapters and test harnesses make them), keeps its socket and
+// never emits 'close': its line is written a turn after 'finish', as morgan writes it.
+function emitFinish (res: Waiting, previous: Emit, args: unknown[]): boolean {
+  const result = previous.apply(res, args)
+  if (res.socket !== null && res.socket !== undefined && res[PENDING] !== undefined) setImmediate(runPending, res)
+  return result
 }
 
 function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {
@@ -320,8 +339,8 @@ interface EndNoted extends Waiting {
   [PREVIOUS_FALLBACK_END]?: Write
 }
 
-// Responses waiting through on-finished (HTTP/2 compatibility responses) have no 'prefinish': they
-// are noted as finishing when end() takes effect. The callback of an HTTP/2 response's end() runs
+// HTTP/2 compatibility responses, which wait through on-finished, have no 'prefinish': they are
+// noted as finishing when end() takes effect. The callback of an HTTP/2 response's end() runs
 // before its 'finish', and the line comes a tick after that: a process that exits in the callback
 // gets the line from the exit hook.
 function endNotingFinish (this: EndNoted): unknown {
@@ -355,7 +374,7 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
   }
   waiting[PENDING] = pending = [listener, state, subject, resource]
   if (!(res instanceof ServerResponse)) {
-    noteFinishingAtEnd(waiting)
+    if (isHttp2Response(res)) noteFinishingAtEnd(waiting)
     onFinished(res, onFinishedFallback)
   } else if (isDone(res)) {
     setImmediate(runPending, waiting)

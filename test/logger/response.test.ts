@@ -4,9 +4,13 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http'
+import { EventEmitter } from 'node:events'
+import { IncomingMessage, ServerResponse } from 'node:http'
+import type { OutgoingHttpHeaders } from 'node:http'
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
+import { Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
 import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
 import type { SideBySide } from '../helpers/logger-lines.js'
@@ -69,6 +73,35 @@ describe('headers given to writeHead', () => {
     // morgan's on-headers sets the status of the refused call before node:http refuses it, so
     // morgan logs a 500 the client never received; the headers it could not set are not logged.
     assert.deepEqual(await eachAlone(':status :res[x-a] :res[x-b]', ':status :res[x-a] :res[x-b]', handler), { ours: '200 1 -', theirs: '500 1 -' })
+  })
+
+  it('are not logged when a middleware wrapping writeHead took them off before they were sent, as with morgan', async () => {
+    // As compression (through on-headers) does: the headers given to writeHead are set on the
+    // response, Content-Length is dropped for the encoded body, and node:http gets the status only.
+    const dropsLength: Middleware = (_req, res, next) => {
+      const writeHead = res.writeHead
+      res.writeHead = function (this: ServerResponse, status: number, headers?: OutgoingHttpHeaders) {
+        for (const [name, value] of Object.entries(headers ?? {})) if (value !== undefined) this.setHeader(name, value)
+        this.removeHeader('Content-Length')
+        this.setHeader('X-Encoded', 'yes')
+        return writeHead.call(this, status)
+      } as ServerResponse['writeHead']
+      next()
+    }
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => { res.writeHead(200, { 'Content-Length': 2, 'X-A': 'a' }); res.end('ok') }
+    const format = ':status :res[content-length] :res[x-a] :res[x-encoded]'
+    const { ours, theirs } = await compareWithMorgan(format, get, { handler, before: [dropsLength] })
+    assert.equal(ours, theirs)
+    assert.equal(ours, '200 - a yes')
+    const alone = new LineCollector()
+    const server = await serve([dropsLength, logger(format, { stream: alone }) as Middleware], handler)
+    try {
+      const reply = await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.doesNotMatch(reply, /content-length/i)
+      assert.deepEqual(await alone.waitForLines(1), ['200 - a yes'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('reach the client unchanged, reason phrase included', async () => {
@@ -160,6 +193,43 @@ describe('the end of the response', () => {
     } finally {
       await server.close()
     }
+  })
+
+  it('writes the line of a response no server manages, which never emits \'close\', as morgan writes it', async () => {
+    // A real ServerResponse on a socket of its own, as serverless adapters and test harnesses make
+    // them: it finishes, but no server detaches it from its socket or emits its 'close'.
+    const linesOf = async (make: (stream: { write: (line: string) => void }) => Middleware): Promise<string[]> => {
+      const lines: string[] = []
+      const req = new IncomingMessage(new Socket())
+      Object.assign(req, { method: 'GET', url: '/hand-made', headers: {} })
+      const res = new ServerResponse(req)
+      res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+      const finished = new Promise((resolve) => res.on('finish', resolve))
+      make({ write: (line) => { lines.push(line) } })(req, res, () => { res.end('ok') })
+      await finished
+      await settle()
+      assert.equal(res.closed, false)
+      return lines
+    }
+    const format = ':method :url :status :res-bytes'
+    assert.deepEqual(await linesOf((stream) => logger(format, { stream }) as Middleware), ['GET /hand-made 200 2\n'])
+    assert.deepEqual(await linesOf((stream) => morgan(':method :url :status', { stream })), ['GET /hand-made 200\n'])
+  })
+
+  it('leaves write and end of an object that only imitates a response as they are, so a spy on them stays', async () => {
+    const lines: string[] = []
+    const end = function (this: EventEmitter & { statusCode: number, finished: boolean }): void { ends++; this.finished = true; this.emit('finish') }
+    let ends = 0
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, finished: false, headersSent: true, getHeader: () => undefined, writeHead () {}, end })
+    const req = Object.assign(new EventEmitter(), { method: 'GET', url: '/double', headers: {}, httpVersionMajor: 1, httpVersionMinor: 1 })
+    // a format function may read any token, :res-bytes too
+    const format = (tokens: Record<string, (req: never, res: never) => unknown>, rq: never, rs: never): string => `${String(tokens.url?.(rq, rs))} ${String(tokens['res-bytes']?.(rq, rs))}`
+    const log = logger(format as never, { stream: { write: (line: string) => { lines.push(line) } } }) as unknown as (req: unknown, res: unknown, next: () => void) => void
+    log(req, res, () => { res.end() })
+    await waitFor(() => lines.length === 1)
+    assert.equal(res.end, end)
+    assert.equal(ends, 1)
+    assert.deepEqual(lines, ['/double undefined\n'])
   })
 
   it('writes one line when the client goes away before the response', async () => {
