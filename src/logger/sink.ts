@@ -37,6 +37,7 @@
 //   handler is installed here, since that would change how the process reacts to the signal.
 import { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
+import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
@@ -158,18 +159,39 @@ function flushSoon (sink: Sink): void {
   sink.flush()
 }
 
-function writeAllSync (fd: number, data: Buffer): void {
+// A pipe takes a write of at most this many bytes whole or not at all (POSIX PIPE_BUF).
+const PIPE_BUF = 4096
+
+/**
+ * Writes `data`, whole lines of text, to `fd`, in pieces of whole lines of at most PIPE_BUF bytes
+ * (a longer line goes alone): a full non-blocking pipe that never takes the rest (the process is
+ * exiting) then gets whole lines only, never the start of one.
+ */
+export function writeAllSync (fd: number, data: Buffer): void {
   let offset = 0
   let busy = 0
   while (offset < data.length) {
-    try {
-      offset += writeSync(fd, data, offset)
-    } catch (err) {
-      // A non-blocking pipe that is full: retry a bounded number of times, then give up.
-      if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && ++busy < 10_000) continue
-      throw err
+    let end = data.length
+    if (end - offset > PIPE_BUF) {
+      const newline = data.lastIndexOf(0x0a, offset + PIPE_BUF - 1)
+      end = newline >= offset ? newline + 1 : lineEnd(data, offset + PIPE_BUF)
+    }
+    while (offset < end) {
+      try {
+        offset += writeSync(fd, data, offset, end - offset)
+      } catch (err) {
+        // A non-blocking pipe that is full: retry a bounded number of times, then give up.
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && ++busy < 10_000) continue
+        throw err
+      }
     }
   }
+}
+
+/** The end of the line going on at `from`: after its newline, or the end of `data`. */
+function lineEnd (data: Buffer, from: number): number {
+  const newline = data.indexOf(0x0a, from)
+  return newline === -1 ? data.length : newline + 1
 }
 
 // The byte buffer lines are encoded into: a batch and then some, so one write needs no copy
@@ -351,17 +373,18 @@ export class Sink implements Output, Flushable {
 
   constructor (stream: LogStream) {
     this.stream = stream
-    const events = stream as EventSource
     this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr)
     this.bytes = this.batched && takesBytes(stream) ? new ByteBatch(encodingOf(stream)) : undefined
-    this.canWait = typeof events.once === 'function'
+    // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
+    // or `once` may mean anything.
+    this.canWait = stream instanceof EventEmitter
     this.onDrain = () => { this.drained() }
     this.onWritten = (err) => { this.written(err) }
-    if (typeof events.on === 'function') {
+    if (stream instanceof EventEmitter) {
       // Without a listener, an 'error' on the stream would be thrown as an uncaught exception.
-      events.on('error', (err) => { this.fail(err) })
+      stream.on('error', (err: unknown) => { this.fail(err) })
       // A stream destroyed while we wait for 'drain' would never drain.
-      events.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
+      stream.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
     }
     holdLinesAtEnd(stream)
   }
@@ -412,6 +435,9 @@ export class Sink implements Output, Flushable {
     if (owners.length === 0) { shared.holding.delete(this); return }
     if (this.batched) {
       const data = this.takeBatch()
+      // Lines that encode to no bytes (text in a stream whose default encoding is hex): nothing to
+      // write, as morgan's writes of them write nothing.
+      if (data === undefined) { shared.holding.delete(this); return }
       // an encoded buffer is reused once written
       if (this.bytes !== undefined) this.writing = data as Buffer
       this.write(data, owners, counts)
@@ -440,16 +466,16 @@ export class Sink implements Output, Flushable {
       const taken = this.takeBatch()
       if (taken === undefined) return
       if (hasOwnWrite(stream)) { stream.write(this.asText(taken)); return }
-      const data = toBuffer(taken, 'utf8')
       const fd = exitDescriptor(stream)
       if (fd !== undefined) {
         // What the stream still buffers was written before these lines: keep the order.
         const earlier = stream.writableBuffer ?? []
         for (const { chunk, encoding } of earlier) writeAllSync(fd, toBuffer(chunk, encoding))
-        writeAllSync(fd, data)
+        writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'))
         return
       }
-      stream.write(data)
+      // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
+      stream.write(taken as string)
       return
     }
     const queue = this.takeQueue()
@@ -506,6 +532,7 @@ export class Sink implements Output, Flushable {
     }
     // Written without a completion callback: the buffer is not reused.
     const data = this.takeBatch()
+    if (data === undefined) return
     try {
       (this.stream as Writable).write(hasOwnWrite(this.stream) ? this.asText(data) : data as string)
     } catch (err) {
@@ -563,7 +590,10 @@ export class Sink implements Output, Flushable {
       this.report(err)
       return
     }
-    if (ok === false && this.canWait && !this.dead) {
+    // A 'drain' follows a false only from node's own write(): another writer (a replaced write(),
+    // an object passing on another stream's answer) may never emit one, and is written to as
+    // morgan writes, whatever it answers.
+    if (ok === false && this.canWait && !this.dead && !hasOwnWrite(stream)) {
       this.waiting = true
       ;(stream as Required<Pick<EventSource, 'once'>>).once('drain', this.onDrain)
     }
@@ -662,6 +692,8 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
 
 function holdLinesAtEnd (stream: LogStream): void {
   const ending = stream as LogStream & Ending
+  // A writer that is not a stream (a frozen `{ write, end }`, say) has no end() to wait for.
+  if (!(stream instanceof Writable) || !Object.isExtensible(stream)) return
   if (typeof ending.end !== 'function' || ending[PREVIOUS_STREAM_END] !== undefined) return
   ending[PREVIOUS_STREAM_END] = ending.end as End
   ending.end = endAfterHeldLines

@@ -2,9 +2,10 @@
 // failing stream that never takes the server down, and lines kept at exit.
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { EventEmitter } from 'node:events'
+import { closeSync, constants, createWriteStream, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect as http2Connect } from 'node:http2'
@@ -13,6 +14,7 @@ import type { Socket } from 'node:net'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import { logger } from '../../src/index.js'
+import { writeAllSync } from '../../src/logger/sink.js'
 import type { FormatFn } from '../../src/index.js'
 import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
@@ -279,6 +281,78 @@ describe('a stream whose write() is replaced', () => {
     const lines = Array.from({ length: 6 }, (_, i) => `café /${i}\n`).join('')
     assert.equal(await capture('morgan'), lines)
     assert.equal(await capture('foyer'), lines)
+  })
+})
+
+describe('writers that are not node\'s streams', () => {
+  it('get every line when write() answers false and no \'drain\' ever comes, as from morgan', async () => {
+    // An object passing on another stream's answer, and a subclass whose write() says false.
+    class Tee extends EventEmitter {
+      text = ''
+      write (line: string): boolean { this.text += line; return false }
+    }
+    class Pessimist extends Writable {
+      text = ''
+      override _write (chunk: Buffer, _encoding: BufferEncoding, done: () => void): void { this.text += chunk.toString(); done() }
+      override write (chunk: unknown): boolean { super.write(chunk as string); return false }
+    }
+    for (const make of [() => new Tee(), () => new Pessimist()]) {
+      const texts: string[] = []
+      for (const log of [(stream: Tee | Pessimist) => logger(':url', { stream }) as Middleware, (stream: Tee | Pessimist) => morgan(':url', { stream })]) {
+        const out = make()
+        const server = await serve([log(out)], answer())
+        try {
+          await sendAll(server.port, Array.from({ length: 20 }, (_, i) => `/${i}`))
+          for (const path of ['/a', '/b']) { await request(server.port, { path }); await settle(15) }
+          await waitFor(() => out.text.split('\n').length === 23)
+          texts.push(out.text.split('\n').sort().join('\n'))
+        } finally {
+          await server.close()
+        }
+      }
+      assert.equal(texts[0], texts[1])
+    }
+  })
+
+  it('are used as they are: a frozen { write, end } and an object whose on() is not an EventEmitter\'s', async () => {
+    const frozenLines: string[] = []
+    const frozen = Object.freeze({ write (line: string) { frozenLines.push(line) }, end () {} })
+    const flagged: string[] = []
+    const flags = {
+      lines: [] as string[],
+      write (line: string) { this.lines.push(line) },
+      on (flag: string) { if (flag !== 'verbose') throw new Error(`unknown flag ${flag}`); flagged.push(flag) },
+      once (flag: string) { this.on(flag) }
+    }
+    const server = await serve([logger(':url', { stream: frozen }) as Middleware, logger(':url', { stream: flags }) as Middleware], answer())
+    try {
+      await request(server.port, { path: '/x' })
+      await waitFor(() => frozenLines.length === 1 && flags.lines.length === 1)
+      assert.deepEqual([frozenLines, flags.lines, flagged], [['/x\n'], ['/x\n'], []])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('a file stream whose encoding writes no bytes for text gets nothing, and nothing is reported', async () => {
+    const watch = watchWarnings()
+    const dir = tempDir()
+    const path = join(dir, 'hex.log')
+    const file = createWriteStream(path, { encoding: 'hex' })
+    const log = logger(':url', { stream: file })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await sendAll(server.port, ['/a', '/b', '/c'])
+      await settle(50)
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.warnings.filter((w) => /foyer/.test(w.message)).map((w) => w.message), [])
+      assert.equal(readFileSync(path).length, 0)
+    } finally {
+      watch.stop()
+      await server.close()
+      file.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
@@ -623,7 +697,16 @@ describe('lines at exit', () => {
     session.destroy()
   }
 
-  async function runExit (mode: string, dest: 'file' | 'stdout', http2 = false): Promise<{ logged: string, code: number | null }> {
+  /**
+   * The lines logged, in order, except that for a file stream the two may come in either order:
+   * the first line's batch may be in node's thread pool, being written, when the process exits,
+   * and the second, written at exit, may reach the file first.
+   */
+  function inOrder (logged: string, dest: string): string {
+    return dest === 'file' ? logged.split('\n').sort().join('\n').slice(1) + '\n' : logged
+  }
+
+  async function runExit (mode: string, dest: 'file' | 'stdout' | 'utf16le', http2 = false): Promise<{ logged: string, code: number | null }> {
     const dir = tempDir()
     const file = join(dir, 'access.log')
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/exit-server.ts'], {
@@ -640,7 +723,7 @@ describe('lines at exit', () => {
       if (mode === 'sigterm') child.kill('SIGTERM')
       const code = await exited
       await new Promise((resolve) => setImmediate(resolve))
-      return { logged: dest === 'file' ? readFileSync(file, 'utf8') : stdout, code }
+      return { logged: dest === 'stdout' ? stdout : readFileSync(file, dest === 'utf16le' ? 'utf16le' : 'utf8'), code }
     } finally {
       child.kill()
       rmSync(dir, { recursive: true, force: true })
@@ -663,9 +746,50 @@ describe('lines at exit', () => {
     it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} when ${what}`, async () => {
       const { logged, code } = await runExit(mode, dest)
       assert.equal(code, exitCode)
-      assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+      assert.equal(inOrder(logged, dest), 'arrived GET /last\ndone GET /last 200\n')
     })
   }
+
+  it('reach a stream of the app\'s own in its default encoding, as any other write, when the callback of res.end() calls process.exit()', async () => {
+    const { logged, code } = await runExit('exit-in-finish', 'utf16le')
+    assert.equal(code, 0)
+    assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+  })
+
+  it('reach a full pipe as whole lines only, when it takes some but not all', () => {
+    // A FIFO filled to capacity, then one page of it read: room for 4096 bytes and no more. Lines
+    // of 100 bytes do not fill that room exactly; the write gives up (EAGAIN) after whole lines.
+    const dir = tempDir()
+    const path = join(dir, 'fifo')
+    execFileSync('mkfifo', [path])
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+    try {
+      const page = Buffer.alloc(4096, 'x')
+      let filled = 0
+      for (;;) {
+        try { filled += writeSync(writer, page) } catch { break }
+      }
+      readSync(reader, Buffer.alloc(4096), 0, 4096, null)
+      const line = 'L'.repeat(99) + '\n'
+      assert.throws(() => { writeAllSync(writer, Buffer.from(line.repeat(100))) }, { code: 'EAGAIN' })
+      const rest = Buffer.alloc(filled + 8192)
+      let got = 0
+      for (;;) {
+        try {
+          const n = readSync(reader, rest, got, rest.length - got, null)
+          if (n === 0) break
+          got += n
+        } catch { break }
+      }
+      const after = rest.subarray(filled - 4096, got).toString()
+      assert.equal(after, line.repeat(40))
+    } finally {
+      closeSync(reader)
+      closeSync(writer)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 
   // HTTP/2 compatibility responses are waited for through on-finished: the callback of their end()
   // runs before their 'finish', and morgan loses the line there.
@@ -679,7 +803,7 @@ describe('lines at exit', () => {
     it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} over HTTP/2 when ${what}`, async () => {
       const { logged, code } = await runExit(mode, dest, true)
       assert.equal(code, exitCode)
-      assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
+      assert.equal(inOrder(logged, dest), 'arrived GET /last\ndone GET /last 200\n')
     })
   }
 })
