@@ -202,6 +202,10 @@ const SLAB_SIZE = BATCH_BYTES + 64 * 1024
 // most, for a UTF-16 code unit).
 const MAX_BYTES_PER_CHAR = 3
 
+function newlineIsByte (encoding: string): boolean {
+  return encoding === 'utf8' || encoding === 'utf-8' || encoding === 'latin1' || encoding === 'binary' || encoding === 'ascii'
+}
+
 /**
  * The lines of a batch for a byte stream, already encoded. Lines fill a buffer; a line that
  * does not fit closes it and starts another. Taking the batch gives one Buffer: the buffer
@@ -209,9 +213,9 @@ const MAX_BYTES_PER_CHAR = 3
  * buffer handed to the stream is reused once the stream says it wrote it.
  */
 class ByteBatch {
-  readonly encoding: BufferEncoding
+  encoding: BufferEncoding
   /** The encoding writes a newline as the one byte 0x0a. */
-  private readonly newlineByte: boolean
+  private newlineByte: boolean
   private slab: Buffer | undefined
   private used = 0
   private readonly full: Buffer[] = []
@@ -221,7 +225,13 @@ class ByteBatch {
 
   constructor (encoding: BufferEncoding) {
     this.encoding = encoding
-    this.newlineByte = encoding === 'utf8' || encoding === 'utf-8' || encoding === 'latin1' || encoding === 'binary' || encoding === 'ascii'
+    this.newlineByte = newlineIsByte(encoding)
+  }
+
+  /** Lines added from now on are encoded in `encoding`; those already held keep theirs. */
+  setEncoding (encoding: BufferEncoding): void {
+    this.encoding = encoding
+    this.newlineByte = newlineIsByte(encoding)
   }
 
   /**
@@ -298,6 +308,11 @@ function takesBytes (stream: LogStream): boolean {
   return stream instanceof WriteStream || stream instanceof Socket || stream === process.stdout || stream === process.stderr
 }
 
+/** Whether text in `encoding` decodes differently joined than line by line. */
+function perLineEncoding (encoding: string): boolean {
+  return encoding === 'base64' || encoding === 'base64url' || encoding === 'hex'
+}
+
 /** The encoding strings written to `stream` get: its default encoding, utf8 unless set. */
 function encodingOf (stream: LogStream): BufferEncoding {
   const state = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
@@ -345,6 +360,8 @@ export class Sink implements Output, Flushable {
   private readonly batched: boolean
   /** For streams that take bytes: the queued lines, encoded. Otherwise they wait in `queue`. */
   private readonly bytes: ByteBatch | undefined
+  /** The stream's own state, where its current default encoding is. */
+  private readonly writableState: { defaultEncoding?: unknown } | undefined
   /** The buffer being written, to reuse once written. */
   private writing: Buffer | undefined
   private readonly canWait: boolean
@@ -373,8 +390,14 @@ export class Sink implements Output, Flushable {
 
   constructor (stream: LogStream) {
     this.stream = stream
-    this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr)
-    this.bytes = this.batched && takesBytes(stream) ? new ByteBatch(encodingOf(stream)) : undefined
+    const bytes = takesBytes(stream)
+    // A stream decoding text as base64 or hex decodes each of morgan's lines on its own, which
+    // lines joined would not reproduce: unless the lines are encoded here, one by one, it gets
+    // them one by one, as from morgan.
+    this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr) &&
+      (bytes || !perLineEncoding(encodingOf(stream)))
+    this.bytes = this.batched && bytes ? new ByteBatch(encodingOf(stream)) : undefined
+    this.writableState = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
     // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
     // or `once` may mean anything.
     this.canWait = stream instanceof EventEmitter
@@ -405,8 +428,13 @@ export class Sink implements Output, Flushable {
         return
       }
     }
-    if (this.bytes !== undefined) {
-      this.queuedBytes += this.bytes.add(line as string, endLine)
+    const bytes = this.bytes
+    if (bytes !== undefined) {
+      // Encoded as the stream would encode it now, as morgan's line is: an app may change the
+      // stream's default encoding (setDefaultEncoding) after the logger was made.
+      const encoding = this.writableState?.defaultEncoding
+      if (encoding !== bytes.encoding && typeof encoding === 'string' && Buffer.isEncoding(encoding)) bytes.setEncoding(encoding)
+      this.queuedBytes += bytes.add(line as string, endLine)
     } else {
       this.queue.push(endLine ? (line as string) + '\n' : line)
       this.queuedBytes += size

@@ -202,6 +202,51 @@ describe('streams that take bytes', () => {
     }
   })
 
+  it('write in the encoding the stream has when the line comes, set after the logger was made, as morgan does', async () => {
+    const dir = tempDir()
+    const files = { morgan: join(dir, 'morgan.log'), foyer: join(dir, 'foyer.log') }
+    const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
+    const morganStream = createWriteStream(files.morgan)
+    const foyerStream = createWriteStream(files.foyer)
+    const server = await serve([morgan(format, { stream: morganStream }) as Middleware, logger(format, { stream: foyerStream }) as Middleware], answer())
+    try {
+      await request(server.port, { path: '/before' })
+      await settle(30)
+      morganStream.setDefaultEncoding('latin1')
+      foyerStream.setDefaultEncoding('latin1')
+      await request(server.port, { path: '/after' })
+      const expected = Buffer.concat([Buffer.from('café /before\n'), Buffer.from('café /after\n', 'latin1')])
+      await waitFor(() => readFileSync(files.foyer).length === expected.length && readFileSync(files.morgan).length === expected.length)
+      assert.deepEqual(readFileSync(files.foyer), expected)
+      assert.deepEqual(readFileSync(files.foyer), readFileSync(files.morgan))
+    } finally {
+      await server.close()
+      morganStream.end()
+      foyerStream.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('a stream decoding text as base64 gets the bytes of each line decoded on its own, as from morgan', async () => {
+    const received = async (log: (stream: Writable) => Middleware): Promise<Buffer> => {
+      const chunks: Buffer[] = []
+      const out = new Writable({ defaultEncoding: 'base64', write (chunk: Buffer, _encoding, done) { chunks.push(chunk); done() } })
+      const server = await serve([log(out)], answer())
+      try {
+        await sendAll(server.port, ['/QUJD', '/REVG', '/R0hJ'])
+        await waitFor(() => chunks.length === 3, 3000).catch(() => undefined)
+        await settle(30)
+        return Buffer.concat(chunks)
+      } finally {
+        await server.close()
+      }
+    }
+    const ours = await received((stream) => logger(':url', { stream }) as Middleware)
+    const theirs = await received((stream) => morgan(':url', { stream }))
+    assert.ok(theirs.length > 0)
+    assert.deepEqual(ours, theirs)
+  })
+
   it('a socket that stops reading: lines wait up to maxPending, the rest are dropped and counted, the lines that arrive are whole', async () => {
     const watch = watchWarnings()
     // a log collector that reads nothing until told to
