@@ -2,6 +2,7 @@
 // function walks that list. It never turns the format into code (no eval, no new Function):
 // morgan's compile did, and a format string reaching it could run code (CVE-2019-5413).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isProxy } from 'node:util/types'
 import { escapeLogField } from './escape.js'
 import { flattened } from './flat.js'
 
@@ -222,10 +223,15 @@ export class ResolvedCalls {
   /** Brings `table`, `raw` and the per-call functions, flags, readers and keys up to date for a call with `tokens`. */
   use (tokens: TokenLookup): void {
     if (tokens !== this.given) {
-      const table = tokenTable(tokens)
-      const raw = (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS]
+      // Only an object that is itself a registry's table (or a logger function standing for one)
+      // is looked up through the registered functions. One made from it (`Object.create(tokens)`
+      // with a token of its own, a Proxy) may answer differently, as morgan would ask it: its
+      // tokens are looked up on it.
+      const standsFor = !isProxy(tokens) && fixedProperty(tokens, TOKENS)
+      const table = standsFor ? (tokens as { [TOKENS]: TokenLookup })[TOKENS] : tokens
+      const raw = !isProxy(table) && fixedProperty(table, RAW_TOKENS) ? (table as { [RAW_TOKENS]?: TokenLookup })[RAW_TOKENS] : undefined
       this.table = table
-      this.given = raw !== undefined && fixedProperty(table, RAW_TOKENS) && (tokens === table || fixedProperty(tokens, TOKENS)) ? tokens : undefined
+      this.given = raw !== undefined && (tokens === table || standsFor) ? tokens : undefined
       if (raw !== this.raw) {
         this.raw = raw
         this.counted = definitionCount(raw)
@@ -262,10 +268,6 @@ export function callResolved (fn: ((...args: unknown[]) => unknown) | undefined,
 }
 
 /** The table to look tokens up in: a logger function stands for its own tokens. */
-function tokenTable (tokens: TokenLookup): TokenLookup {
-  return (tokens as { [TOKENS]?: TokenLookup })[TOKENS] ?? tokens
-}
-
 // Tokens whose text repeats from one line to the next: the same date for a second, a few
 // methods, versions and statuses, no user. A run of such calls in a format, with the literal
 // text around them, is kept as one string and used again while every value in it is the same

@@ -260,3 +260,34 @@ describe('compiled formats in a logger', () => {
     }
   })
 })
+
+describe('a compiled format given tokens of the caller\'s making', () => {
+  it('takes each token from the object it is given, made from the token table or a Proxy of it, as morgan does', async () => {
+    // A format function that redacts the URL through a token of its own must never log it.
+    type Tokens = Record<string | symbol, unknown>
+    const redacting = (lib: { compile: (format: string) => unknown }, make: (tokens: Tokens) => Tokens) => {
+      const compiled = lib.compile(':method :url :status') as (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string
+      return (tokens: Tokens, req: IncomingMessage, res: ServerResponse): string => compiled(make(tokens), req, res)
+    }
+    const makers: Array<(tokens: Tokens) => Tokens> = [
+      (tokens) => Object.assign(Object.create(tokens) as Tokens, { url: () => '/redacted' }),
+      (tokens) => new Proxy(tokens, { get: (target, name) => name === 'url' ? () => '/redacted' : target[name] })
+    ]
+    for (const make of makers) {
+      const lines: string[][] = []
+      for (const lib of [logger, morgan] as Array<{ compile: (format: string) => unknown }>) {
+        const out = new LineCollector()
+        const format = redacting(lib, make)
+        const log = lib === logger ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
+        const server = await serve([log as Middleware], answer())
+        try {
+          await request(server.port, { path: '/secret?token=abc' })
+          lines.push(await out.waitForLines(1))
+        } finally {
+          await server.close()
+        }
+      }
+      assert.deepEqual(lines, [['GET /redacted 200'], ['GET /redacted 200']])
+    }
+  })
+})
