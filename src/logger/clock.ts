@@ -38,13 +38,28 @@ function refresh (second: number): void {
   cachedSecond = second
 }
 
+function invalidDate (date: Date, format: unknown): string | undefined {
+  switch (format || 'web') {
+    case 'clf': return formatClfDate(date)
+    case 'web': return date.toUTCString()
+    case 'iso': return date.toISOString()
+    default: return undefined
+  }
+}
+
 /**
  * The current time as `clf`, `iso` or `web` (the default for a missing or falsy argument, as
  * morgan's `format || 'web'`: a format function may pass `0` or `false`); undefined for any other
  * argument, which the log shows as `-`.
  */
 export function currentDate (format: unknown): string | undefined {
-  const now = Date.now()
+  // The clock is read as morgan reads it, through `new Date()`: fake timers that replace only the
+  // constructor, or only Date.now, give the same date as with morgan, and a fraction of a
+  // millisecond is dropped as Date drops it.
+  const date = new Date()
+  const now = date.getTime()
+  // an invalid clock: the text of the invalid Date, as morgan prints it (its ISO form throws)
+  if (Number.isNaN(now)) return invalidDate(date, format)
   const second = Math.floor(now / 1000)
   if (second !== cachedSecond) refresh(second)
   switch (format || 'web') {

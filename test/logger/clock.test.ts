@@ -66,19 +66,50 @@ describe('the current date', () => {
     assert.ok(drift < 1000, `ISO date off by ${drift} ms`)
   })
 
+  /** Runs `fn` with `new Date()` giving `time`, as fake timers that replace the constructor do. */
+  function atTime<T> (time: number, fn: () => T): T {
+    const RealDate = Date
+    class FakeDate extends RealDate {
+      constructor (...args: unknown[]) {
+        if (args.length === 0) super(time)
+        else super(...(args as [number]))
+      }
+    }
+    globalThis.Date = FakeDate as DateConstructor
+    try {
+      return fn()
+    } finally {
+      globalThis.Date = RealDate
+    }
+  }
+
   it('gives the ISO text of the millisecond it is called in, also when the clock repeats or goes back', () => {
-    const realNow = Date.now
     const base = Date.UTC(2026, 10, 22, 11, 59, 59, 998)
     // the same millisecond twice, the next ones across a second, then back by five seconds and
     // to a millisecond seen before
     const times = [base, base, base + 1, base + 2, base + 2, base + 12, base - 5000, base + 1, base + 1]
+    for (const t of times) assert.equal(atTime(t, () => currentDate('iso')), new Date(t).toISOString())
+  })
+
+  it('reads the clock through new Date(), as morgan does: a fraction of a millisecond is dropped, and Date.now alone does not count', () => {
+    const base = Date.UTC(2024, 0, 1)
+    assert.equal(atTime(base + 0.5, () => currentDate('iso')), '2024-01-01T00:00:00.000Z')
+    assert.equal(atTime(-0.5, () => currentDate('iso')), '1970-01-01T00:00:00.000Z')
+    assert.equal(atTime(-0.5, () => currentDate('clf')), '01/Jan/1970:00:00:00 +0000')
+    const realNow = Date.now
+    Date.now = () => base
     try {
-      for (const t of times) {
-        Date.now = () => t
-        assert.equal(currentDate('iso'), new Date(t).toISOString())
-      }
+      assert.notEqual(currentDate('clf'), '01/Jan/2024:00:00:00 +0000')
     } finally {
       Date.now = realNow
+    }
+  })
+
+  it('prints an invalid clock as morgan does, and throws for its ISO form as toISOString does', () => {
+    for (const time of [Number.NaN, 8.64e15 + 1]) {
+      assert.equal(atTime(time, () => currentDate('clf')), 'NaN/undefined/NaN:NaN:NaN:NaN +0000')
+      assert.equal(atTime(time, () => currentDate('web')), 'Invalid Date')
+      assert.throws(() => atTime(time, () => currentDate('iso')), RangeError)
     }
   })
 
