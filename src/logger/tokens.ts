@@ -112,12 +112,13 @@ function remoteUser (req: LoggedRequest): string | undefined {
 const builtins: Record<string, BuiltinToken> = {
   url: (req) => req.originalUrl || req.url,
   method: (req) => req.method,
+  // Any falsy mark (an app may clear it with null or 0) means no time, as in morgan.
   'response-time': (req, res, digits) => {
-    if (req._startAt === undefined || res._startAt === undefined) return undefined
+    if (!req._startAt || !res._startAt) return undefined
     return formatDuration(req._startAt, res._startAt, digits)
   },
   'total-time': (req, res, digits) => {
-    if (req._startAt === undefined || res._startAt === undefined) return undefined
+    if (!req._startAt || !res._startAt) return undefined
     return formatElapsed(req._startAt, digits)
   },
   date: (_req, _res, format) => currentDate(format),

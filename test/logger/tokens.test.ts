@@ -131,6 +131,19 @@ describe(':response-time[digits]', () => {
     const text = await line(':response-time', abandon, { handler: () => { /* never answers */ } })
     assert.equal(text, '-')
   })
+
+  it('is -, as is :total-time, when an app cleared a start mark with a falsy value, as with morgan', async () => {
+    for (const clear of [(req: { _startAt?: unknown }) => { req._startAt = 0 }, (_req: unknown, res: { _startAt?: unknown }) => { res._startAt = null }]) {
+      const handler = (req: IncomingMessage, res: ServerResponse): void => {
+        res.writeHead(200)
+        clear(req as never, res as never)
+        res.end('ok')
+      }
+      const { ours, theirs } = await compareWithMorgan(':status :response-time :total-time', get(), { handler })
+      assert.equal(ours, theirs)
+      assert.equal(ours, '200 - -')
+    }
+  })
 })
 
 describe(':total-time[digits]', () => {
