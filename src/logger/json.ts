@@ -74,12 +74,21 @@ function isPlainNumber (text: string): boolean {
   return true
 }
 
-/** The JSON number literal of a numeric token's text, or undefined when it is not a number. */
+// Decimal text Number() reads (`+5`, ` 5`, `5.`, `.5`, `1e3`), and nothing else: `0x10` and
+// `0b11` are numbers to Number() but not what the header said.
+const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/
+
+/**
+ * The JSON number literal of a numeric token's text, or undefined when it is not a decimal
+ * number (or is one too large for a double, which JSON.parse would read as Infinity).
+ */
 function numberLiteral (text: string): string | undefined {
-  if (isPlainNumber(text) || JSON_NUMBER.test(text)) return text
-  // `+5`, ` 5`, `5.` and the like: numbers to Number(), not JSON literals as written.
+  if (isPlainNumber(text)) return text
+  if (!DECIMAL.test(text)) return undefined
   const n = Number(text)
-  return Number.isFinite(n) && text.trim() !== '' ? `${n}` : undefined
+  if (!Number.isFinite(n)) return undefined
+  // a JSON literal as written; other decimal text (`+5`, ` 5`, `5.`) as the number it reads as
+  return JSON_NUMBER.test(text) ? text : `${n}`
 }
 
 /**

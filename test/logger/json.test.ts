@@ -142,7 +142,7 @@ describe('logger.json', () => {
 
   it('writes a numeric header as a JSON number when its text is one, through Number() when close, else as text', async () => {
     const texts = ['0', '7', '10', '200', '0.5', '12.375', '00', '01', '.5', '5.', '1.2.3', '-1', '-0.25', '+5', '1e3', '2E-2', '0.0',
-      '123456789012345678901234567890', 'abc', '0x10', 'Infinity', '1_000', '5 5', '9.', '0..1', '1.5e']
+      '123456789012345678901234567890', 'abc', '0x10', '0b11', '0o17', '1e400', '-1e400', 'Infinity', '1_000', '5 5', '9.', '0..1', '1.5e']
     const collector = new LineCollector()
     const server = await serve([logger(logger.json({ v: ':req[max-forwards]' }), { stream: collector })], answer(200, 'ok'))
     try {
@@ -150,9 +150,11 @@ describe('logger.json', () => {
       const lines = await collector.waitForLines(texts.length)
       texts.forEach((text, i) => {
         // what the value must be: the text itself when it is a JSON number, the number Number()
-        // reads otherwise, and the text as a string when it is no finite number
+        // reads from other decimal text, and the text as a string when it is not decimal (`0x10`)
+        // or no finite number (`1e400`, which JSON.parse would read as Infinity)
         const n = Number(text)
-        const literal = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(text) ? text : Number.isFinite(n) ? String(n) : JSON.stringify(text)
+        const decimal = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(text.trim()) && Number.isFinite(n)
+        const literal = !decimal ? JSON.stringify(text) : /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(text) ? text : String(n)
         assert.equal(lines[i], `{"v":${literal}}`, `max-forwards ${JSON.stringify(text)}`)
       })
     } finally {
