@@ -8,8 +8,10 @@
 // nothing. Its listeners are shared functions that find the request's state under a symbol, so a
 // request costs one state object rather than a closure per event.
 import { AsyncResource } from 'node:async_hooks'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { IncomingMessage } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { Readable, Transform } from 'node:stream'
+import { isUint8Array } from 'node:util/types'
 import onFinished from 'on-finished'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
@@ -191,9 +193,11 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   if (expected !== null && expected > options.limit) {
     // fail fast: answer before reading a byte of a body that is already known to be too large
     early = declaredTooLarge(expected, options.limit)
-  } else if (req.readableEncoding !== null) {
+  } else if (req.readableEncoding !== null && req.readableEncoding !== undefined) {
     early = streamEncodingSet()
-  } else if (!req.readable || stateOf(req as Carrier) !== undefined) {
+  } else if (req.readable === false || stateOf(req as Carrier) !== undefined) {
+    // (`readable` as raw-body reads it: an object that does not say, a request double that only
+    // emits 'data' and 'end', is read)
     // a stream being read by another call (two readers at once) is not readable to this one:
     // each would see only the chunks after it started, and both states would feed the last one
     early = streamNotReadable()
@@ -213,6 +217,9 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   req.on('end', onEnd)
   req.on('error', onError)
   req.on('close', onClose)
+  // A request from node:http (or node:http2) emits 'close' after 'aborted'; a stream standing in
+  // for one may signal the client leaving with 'aborted' alone, as raw-body listens for it.
+  if (!(req instanceof IncomingMessage)) req.on('aborted', onClose)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
     stream.on('data', onInflated)
@@ -221,7 +228,12 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
     stream.on('drain', onDrain)
   }
   // a stream paused earlier would not start flowing on its own
-  if (req.readableFlowing !== true) req.resume()
+  if (req.readableFlowing !== true) resume(req)
+}
+
+/** Resumes `req`; a request double that only emits events has nothing to resume. */
+function resume (req: BodySource): void {
+  if (typeof req.resume === 'function') req.resume()
 }
 
 /** The stages after the bytes are in: verify, decode, parse. Throws the parser's BodyError. */
@@ -272,18 +284,35 @@ export function encodedLimit (limit: number): number {
   return 2 * limit + 1024 * 1024
 }
 
-function onData (this: BodySource, chunk: Buffer): void {
+function onData (this: BodySource, data: unknown): void {
   const state = stateOf(this as Carrier)
   if (state === undefined) return
+  const chunk = data instanceof Buffer ? data : bytesOf(data)
+  if (chunk === undefined) {
+    // an object-mode stream standing in for the request, giving something that is not bytes
+    fail(state, streamNotReadable())
+    return
+  }
   state.wire += chunk.length
   if (state.inflater === null) {
     collect(state, chunk)
   } else if (state.wire > encodedLimit(state.options.limit)) {
     // `received` is what was received, the encoded bytes: what passed the bound
     fail(state, receivedTooLarge(state.wire, state.options.limit))
-  } else if (!state.inflater.write(chunk)) {
+  } else if (!state.inflater.write(chunk) && typeof this.pause === 'function') {
     this.pause()
   }
+}
+
+/**
+ * The bytes of a chunk that is not a Buffer, from a stream standing in for the request in object
+ * mode: a Uint8Array's own, or a string's in UTF-8 (as body-parser decodes text); undefined for
+ * anything else.
+ */
+function bytesOf (data: unknown): Buffer | undefined {
+  if (typeof data === 'string') return Buffer.from(data, 'utf8')
+  if (data instanceof Uint8Array || isUint8Array(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
+  return undefined
 }
 
 function onInflated (this: Transform, chunk: Buffer): void {
@@ -330,7 +359,8 @@ function keepJoined (state: ReadState): void {
 }
 
 function onDrain (this: Transform): void {
-  stateOf(this as Carrier)?.req.resume()
+  const state = stateOf(this as Carrier)
+  if (state !== undefined) resume(state.req)
 }
 
 function onEnd (this: BodySource): void {
@@ -438,6 +468,7 @@ function detach (req: BodySource): void {
   req.removeListener('data', onData)
   req.removeListener('end', onEnd)
   req.removeListener('close', onClose)
+  if (!(req instanceof IncomingMessage)) req.removeListener('aborted', onClose)
 }
 
 function fail (state: ReadState, err: BodyError): void {
@@ -486,7 +517,7 @@ function complete (state: ReadState): void {
 function discard (req: BodySource): void {
   if (req.readableEnded) return
   (req as Carrier)[kDiscarded] = true
-  req.resume()
+  resume(req)
 }
 
 /** Whether the request's body was read already, or is being thrown away after a refusal. */

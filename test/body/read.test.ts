@@ -3,15 +3,17 @@
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
+import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { Readable } from 'node:stream'
 import bodyParser from 'body-parser'
-import { json, raw, text, urlencoded } from '../../src/body/index.js'
+import { json, raw, readJson, text, urlencoded } from '../../src/body/index.js'
 import type { BodyMiddleware } from '../../src/body/index.js'
 import { resolveCommon } from '../../src/body/options.js'
 import { readBody } from '../../src/body/read.js'
 import type { ReadOptions } from '../../src/body/read.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
-import { compare, readResponse, requestHead, send, startBodyServer } from '../helpers/body-server.js'
+import { compare, readResponse, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
 import type { BodyServer, Seen } from '../helpers/body-server.js'
 
 type WithBody = IncomingMessage & { body?: unknown }
@@ -341,5 +343,63 @@ describe('readBody without the middleware', () => {
     } finally {
       await s.close()
     }
+  })
+})
+
+// Streams and objects standing in for a request, as tests and adapters make them: read as
+// body-parser reads them, and never a crash.
+describe('requests that node:http did not make', () => {
+  type Outcome = { error?: string, body?: unknown, calls: number }
+  const headers = { 'content-type': 'application/json', 'content-length': '7' }
+
+  /** Runs `mw` on `req` (then `feed` it), and resolves with what `next` saw once things settle. */
+  async function outcome (mw: unknown, req: object, feed: () => void = () => {}): Promise<Outcome> {
+    const seen: Outcome = { calls: 0 }
+    ;(mw as (req: unknown, res: unknown, next: (err?: { status: number, type?: string }) => void) => void)(req, {}, (err) => {
+      seen.calls++
+      if (err !== undefined) seen.error = `${err.status} ${String(err.type)}`
+      else seen.body = (req as { body?: unknown }).body
+    })
+    feed()
+    await delay(50)
+    return seen
+  }
+
+  it('an object-mode stream giving strings or Uint8Arrays is read as body-parser reads it, and one giving other values is refused', async () => {
+    const strings = (): object => Object.assign(Readable.from(['{"a"', ':1}']), { headers })
+    const bytes = (): object => Object.assign(Readable.from(Array.from('{"a":"' + 'x'.repeat(70) + '"}', (c) => new Uint8Array([c.charCodeAt(0)]))), { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } })
+    for (const make of [strings, bytes]) {
+      const ours = await outcome(json(), make())
+      assert.deepEqual(ours, await outcome(bodyParser.json(), make()))
+      assert.equal(ours.calls, 1)
+      assert.ok(ours.body !== undefined)
+    }
+    assert.deepEqual(await within(readJson(strings() as never), 'readJson'), { a: 1 })
+    const objects = Object.assign(Readable.from([{ a: 1 }]), { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } })
+    assert.deepEqual(await outcome(json(), objects), { calls: 1, error: '500 stream.not.readable' })
+  })
+
+  it('an EventEmitter that only emits \'data\' and \'end\' is read as body-parser reads it', async () => {
+    const make = (): EventEmitter & { headers: object } => Object.assign(new EventEmitter(), { method: 'POST', headers })
+    const feed = (req: EventEmitter) => () => { req.emit('data', Buffer.from('{"a":1}')); req.emit('end') }
+    const ours = make()
+    const theirs = make()
+    assert.deepEqual(await outcome(json(), ours, feed(ours)), { calls: 1, body: { a: 1 } })
+    assert.deepEqual(await outcome(bodyParser.json(), theirs, feed(theirs)), { calls: 1, body: { a: 1 } })
+    const read = make()
+    const reading = readJson(read as never)
+    feed(read)()
+    assert.deepEqual(await within(reading, 'readJson'), { a: 1 })
+  })
+
+  it('a stream that signals the client leaving with \'aborted\' alone gets 400 request.aborted, as with body-parser', async () => {
+    const results: Array<[Outcome, number]> = []
+    for (const mw of [json(), bodyParser.json()]) {
+      const source = Object.assign(new Readable({ read () {} }), { headers })
+      source.push('{"a"')
+      const seen = await outcome(mw, source, () => { setTimeout(() => source.emit('aborted'), 10) })
+      results.push([seen, ['data', 'end', 'error', 'close', 'aborted'].reduce((n, e) => n + source.listenerCount(e), 0)])
+    }
+    assert.deepEqual(results, [[{ calls: 1, error: '400 request.aborted' }, 0], [{ calls: 1, error: '400 request.aborted' }, 0]])
   })
 })
