@@ -267,7 +267,6 @@ export function callResolved (fn: ((...args: unknown[]) => unknown) | undefined,
   return call.arg === undefined ? fn.call(self, req, res) : fn.call(self, req, res, call.arg)
 }
 
-/** The table to look tokens up in: a logger function stands for its own tokens. */
 // Tokens whose text repeats from one line to the next: the same date for a second, a few
 // methods, versions and statuses, no user. A run of such calls in a format, with the literal
 // text around them, is kept as one string and used again while every value in it is the same
