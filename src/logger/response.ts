@@ -264,8 +264,8 @@ function isDone (res: ServerResponse): boolean {
 // runs after the 'finish' listeners (Node.js 20 and 22); from Node.js 24 the callbacks of
 // res.end() run before 'finish', and foyer still has it. Few responses are finishing at once (the
 // lines are made a tick later), so the list stays short: a response usually leaves from its end,
-// and one that never emits 'close' is dropped when the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost
-// about 150 ns per response in-process.)
+// and one that never emits 'close' is dropped when the list reaches MAX_FINISHING. (A Set, with
+// an add and a delete per response, cost about 150 ns per response in-process.)
 const finishing: Waiting[] = []
 const MAX_FINISHING = 1024
 let finishingHooked = false
