@@ -179,52 +179,48 @@ describe('streams that take bytes', () => {
     })
   })
 
-  it('write in the encoding the file stream was opened with, as morgan does', async () => {
+  /**
+   * morgan and foyer on one server, each writing `café <url>` to a file stream of its own opened
+   * with `encoding`; `run` sends the requests, then the two files' bytes are returned once both
+   * hold `length` bytes.
+   */
+  async function bothFiles (encoding: BufferEncoding | undefined, length: number,
+    run: (port: number, streams: Array<ReturnType<typeof createWriteStream>>) => Promise<void>): Promise<{ foyer: Buffer, morgan: Buffer }> {
     const dir = tempDir()
     const files = { morgan: join(dir, 'morgan.log'), foyer: join(dir, 'foyer.log') }
     const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
-    const morganStream = createWriteStream(files.morgan, { encoding: 'latin1' })
-    const foyerStream = createWriteStream(files.foyer, { encoding: 'latin1' })
-    const server = await serve([
-      morgan(format, { stream: morganStream }) as Middleware,
-      logger(format, { stream: foyerStream }) as Middleware
-    ], answer())
+    const morganStream = createWriteStream(files.morgan, { encoding })
+    const foyerStream = createWriteStream(files.foyer, { encoding })
+    const server = await serve([morgan(format, { stream: morganStream }) as Middleware, logger(format, { stream: foyerStream }) as Middleware], answer())
     try {
-      await request(server.port, { path: '/x' })
-      await waitFor(() => readFileSync(files.foyer).length > 0 && readFileSync(files.morgan).length > 0)
-      assert.deepEqual(readFileSync(files.foyer), Buffer.from('café /x\n', 'latin1'))
-      assert.deepEqual(readFileSync(files.foyer), readFileSync(files.morgan))
+      await run(server.port, [morganStream, foyerStream])
+      await waitFor(() => readFileSync(files.foyer).length === length && readFileSync(files.morgan).length === length)
+      return { foyer: readFileSync(files.foyer), morgan: readFileSync(files.morgan) }
     } finally {
       await server.close()
       morganStream.end()
       foyerStream.end()
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+
+  it('write in the encoding the file stream was opened with, as morgan does', async () => {
+    const expected = Buffer.from('café /x\n', 'latin1')
+    const written = await bothFiles('latin1', expected.length, async (port) => { await request(port, { path: '/x' }) })
+    assert.deepEqual(written.foyer, expected)
+    assert.deepEqual(written.foyer, written.morgan)
   })
 
   it('write in the encoding the stream has when the line comes, set after the logger was made, as morgan does', async () => {
-    const dir = tempDir()
-    const files = { morgan: join(dir, 'morgan.log'), foyer: join(dir, 'foyer.log') }
-    const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
-    const morganStream = createWriteStream(files.morgan)
-    const foyerStream = createWriteStream(files.foyer)
-    const server = await serve([morgan(format, { stream: morganStream }) as Middleware, logger(format, { stream: foyerStream }) as Middleware], answer())
-    try {
-      await request(server.port, { path: '/before' })
+    const expected = Buffer.concat([Buffer.from('café /before\n'), Buffer.from('café /after\n', 'latin1')])
+    const written = await bothFiles(undefined, expected.length, async (port, streams) => {
+      await request(port, { path: '/before' })
       await settle(30)
-      morganStream.setDefaultEncoding('latin1')
-      foyerStream.setDefaultEncoding('latin1')
-      await request(server.port, { path: '/after' })
-      const expected = Buffer.concat([Buffer.from('café /before\n'), Buffer.from('café /after\n', 'latin1')])
-      await waitFor(() => readFileSync(files.foyer).length === expected.length && readFileSync(files.morgan).length === expected.length)
-      assert.deepEqual(readFileSync(files.foyer), expected)
-      assert.deepEqual(readFileSync(files.foyer), readFileSync(files.morgan))
-    } finally {
-      await server.close()
-      morganStream.end()
-      foyerStream.end()
-      rmSync(dir, { recursive: true, force: true })
-    }
+      for (const stream of streams) stream.setDefaultEncoding('latin1')
+      await request(port, { path: '/after' })
+    })
+    assert.deepEqual(written.foyer, expected)
+    assert.deepEqual(written.foyer, written.morgan)
   })
 
   it('a stream decoding text as base64 gets the bytes of each line decoded on its own, as from morgan', async () => {
