@@ -391,12 +391,13 @@ export class Sink implements Output, Flushable {
   constructor (stream: LogStream) {
     this.stream = stream
     const bytes = takesBytes(stream)
+    const encoding = encodingOf(stream)
     // A stream decoding text as base64 or hex decodes each of morgan's lines on its own, which
     // lines joined would not reproduce: unless the lines are encoded here, one by one, it gets
     // them one by one, as from morgan.
     this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr) &&
-      (bytes || !perLineEncoding(encodingOf(stream)))
-    this.bytes = this.batched && bytes ? new ByteBatch(encodingOf(stream)) : undefined
+      (bytes || !perLineEncoding(encoding))
+    this.bytes = this.batched && bytes ? new ByteBatch(encoding) : undefined
     this.writableState = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
     // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
     // or `once` may mean anything.
