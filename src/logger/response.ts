@@ -28,6 +28,7 @@ import onFinished from 'on-finished'
 import { isUint8Array } from 'node:util/types'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
+import { scheduleImmediate } from './timers.js'
 import { beforeExitFlush } from './sink.js'
 import type { StartMark } from './clock.js'
 
@@ -325,7 +326,7 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
 // never emits 'close': its line is written a turn after 'finish', as morgan writes it.
 function emitFinish (res: Waiting, previous: Emit, args: unknown[]): boolean {
   const result = previous.apply(res, args)
-  if (res.socket !== null && res.socket !== undefined && res[PENDING] !== undefined) setImmediate(runPending, res)
+  if (res.socket !== null && res.socket !== undefined && res[PENDING] !== undefined) scheduleImmediate(runPending, res)
   return result
 }
 
@@ -377,7 +378,7 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
     if (isHttp2Response(res)) noteFinishingAtEnd(waiting)
     onFinished(res, onFinishedFallback)
   } else if (isDone(res)) {
-    setImmediate(runPending, waiting)
+    scheduleImmediate(runPending, waiting)
   } else {
     waiting[PREVIOUS_EMIT] = res.emit as Emit
     res.emit = emitWhenDone as ServerResponse['emit']

@@ -39,6 +39,7 @@ import { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
+import { scheduleImmediate, scheduleTimeout, wallClock } from './timers.js'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
 export interface LogStream {
@@ -579,9 +580,9 @@ export class Sink implements Output, Flushable {
   private schedule (): void {
     if (this.scheduled) return
     this.scheduled = true
-    const wait = this.lastWrite + BATCH_INTERVAL - Date.now()
-    if (wait <= 0) setImmediate(flushSoon, this)
-    else setTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
+    const wait = this.lastWrite + BATCH_INTERVAL - wallClock()
+    if (wait <= 0) scheduleImmediate(flushSoon, this)
+    else scheduleTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
   }
 
   /** Writes `data`, the lines of `owners` (`counts` lines each, or `counts` lines of one owner). */
@@ -602,12 +603,12 @@ export class Sink implements Output, Flushable {
         ok = stream.write(data as string)
       } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
-        this.lastWrite = Date.now()
+        this.lastWrite = wallClock()
         ok = (stream as Writable).write(data as string, this.onWritten)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
         // the call returns.
-        this.lastWrite = Date.now()
+        this.lastWrite = wallClock()
         ok = stream.write(this.asText(data))
         completed = true
       }

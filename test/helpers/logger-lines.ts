@@ -51,6 +51,19 @@ export async function waitFor (check: () => boolean, ms = 3000): Promise<void> {
   }
 }
 
+// node's own timers, taken before a test replaces the global ones with fakes.
+const nodesSetTimeout = globalThis.setTimeout
+const nodesDateNow = Date.now
+
+/** Polls `check` on node's own timers, whatever fakes a test installed; fails after 3 s. */
+export async function waitOnNodesTimers (check: () => boolean): Promise<void> {
+  const started = nodesDateNow()
+  while (!check()) {
+    if (nodesDateNow() - started > 3000) throw new Error('condition not met within 3000 ms')
+    await new Promise((resolve) => nodesSetTimeout(resolve, 5))
+  }
+}
+
 /** Lets a turn of the event loop or two pass, so lines due now have been written. */
 export async function settle (ms = 30): Promise<void> {
   await sleep(ms)

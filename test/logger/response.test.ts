@@ -12,7 +12,7 @@ import { Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
-import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
+import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor, waitOnNodesTimers } from '../helpers/logger-lines.js'
 import type { SideBySide } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
 import type { Handler, Middleware } from '../helpers/server.js'
@@ -214,6 +214,29 @@ describe('the end of the response', () => {
     const format = ':method :url :status :res-bytes'
     assert.deepEqual(await linesOf((stream) => logger(format, { stream }) as Middleware), ['GET /hand-made 200 2\n'])
     assert.deepEqual(await linesOf((stream) => morgan(':method :url :status', { stream })), ['GET /hand-made 200\n'])
+  })
+
+  it('writes the lines of a response no server manages and of one sent before the logger ran while the app\'s tests run on fake timers, as morgan does', async (t) => {
+    const lines: string[] = []
+    const stream = { write: (line: string) => { lines.push(line) } }
+    const sendFirst: Middleware = (req, res, next) => { answer(203)(req, res); next() }
+    const server = await serve([sendFirst, logger(':url :status', { stream }) as Middleware], () => { /* already answered */ })
+    // The fake clock never moves in this test: the lines can only come on node's own timers.
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'setInterval', 'Date'] })
+    try {
+      await request(server.port, { path: '/sent' })
+      const req = new IncomingMessage(new Socket())
+      Object.assign(req, { method: 'GET', url: '/hand-made', headers: {} })
+      const res = new ServerResponse(req)
+      res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+      const log = logger(':url :status', { stream }) as Middleware
+      log(req, res, () => { res.end('ok') })
+      await waitOnNodesTimers(() => lines.length === 2)
+      assert.deepEqual(lines, ['/sent 203\n', '/hand-made 200\n'])
+    } finally {
+      t.mock.timers.reset()
+      await server.close()
+    }
   })
 
   it('leaves write and end of an object that only imitates a response as they are, so a spy on them stays', async () => {

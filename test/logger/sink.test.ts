@@ -16,7 +16,7 @@ import { promisify } from 'node:util'
 import { logger } from '../../src/index.js'
 import { writeAllSync } from '../../src/logger/sink.js'
 import type { FormatFn } from '../../src/index.js'
-import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
+import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, waitOnNodesTimers, watchWarnings } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -110,6 +110,21 @@ describe('batching', () => {
       assert.deepEqual(held.received[1]?.split('\n').sort(), ['', '/2', '/3', '/4', '/5'])
     } finally {
       held.release()
+      await server.close()
+    }
+  })
+
+  it('writes its lines while the app\'s tests run on fake timers, as morgan does', async (t) => {
+    const out = new LineCollector()
+    const server = await serve([logger(':url', { stream: out }) as Middleware], answer())
+    // The fake clock never moves in this test: the lines can only come on node's own timers.
+    t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'setInterval', 'Date'] })
+    try {
+      for (const path of ['/1', '/2', '/3']) await request(server.port, { path })
+      await waitOnNodesTimers(() => out.lines.length === 3)
+      assert.deepEqual(out.lines, ['/1', '/2', '/3'])
+    } finally {
+      t.mock.timers.reset()
       await server.close()
     }
   })
