@@ -329,14 +329,15 @@ describe('a stream whose write() is replaced', () => {
     assert.equal(foyerText.split('\n').length, 7)
   })
 
-  it('gets every line, as text, when the app captures the standard output by replacing its write()', async () => {
-    const capture = async (name: string): Promise<string> => {
+  it('gets every line, as text, as soon as its request is answered, when the app captures the standard output by replacing its write()', async () => {
+    const capture = async (name: string): Promise<{ text: string, seen: number[] }> => {
       const { stderr } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/patched-stdout.ts'], { env: { ...process.env, LOGGER: name, COUNT: '6' } })
-      return JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1)) as string
+      return JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1)) as { text: string, seen: number[] }
     }
-    const lines = Array.from({ length: 6 }, (_, i) => `café /${i}\n`).join('')
-    assert.equal(await capture('morgan'), lines)
-    assert.equal(await capture('foyer'), lines)
+    // the captured text once the sixth answer is in, and the number of writes as each came
+    const expected = { text: Array.from({ length: 6 }, (_, i) => `café /${i}\n`).join(''), seen: [1, 2, 3, 4, 5, 6] }
+    assert.deepEqual(await capture('morgan'), expected)
+    assert.deepEqual(await capture('foyer'), expected)
   })
 })
 
