@@ -174,19 +174,25 @@ function count (res: Counted, chunk: unknown, encoding: unknown, taken: boolean)
 }
 
 // node:http takes a chunk unless the response was already ended or destroyed (the write fails),
-// or has no body (HEAD, 204, 304: node drops it). `_hasBody` is only known after the first write
-// stored the headers, so it is read after the call.
+// its connection was destroyed (node drops the chunk: the response's own 'close' comes a tick
+// later, so a chunk written in between, after a timeout or an 'aborted', would count), or it has
+// no body (HEAD, 204, 304: node drops it). `_hasBody` is only known after the first write stored
+// the headers, so it is read after the call.
+function usable (res: Counted): boolean {
+  return !res.writableEnded && !res.destroyed && res.socket?.destroyed !== true
+}
+
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
-  const usable = !this.writableEnded && !this.destroyed
+  const taken = usable(this)
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
-  count(this, chunk, encoding, usable && this._hasBody !== false)
+  count(this, chunk, encoding, taken && this._hasBody !== false)
   return result
 }
 
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
-  const usable = !this.writableEnded && !this.destroyed
+  const taken = usable(this)
   const result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
-  count(this, chunk, encoding, usable && this._hasBody !== false)
+  count(this, chunk, encoding, taken && this._hasBody !== false)
   return result
 }
 

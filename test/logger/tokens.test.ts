@@ -48,9 +48,9 @@ describe(':method', () => {
 })
 
 // The client sends a request, then goes away before any response.
-async function abandon (port: number): Promise<void> {
+async function abandon (port: number, path = '/'): Promise<void> {
   const socket = await rawSocket(port)
-  socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`)
   await new Promise((resolve) => setTimeout(resolve, 30))
   socket.destroy()
 }
@@ -685,6 +685,25 @@ describe(':res-bytes', () => {
   it('is 0 when the client went away before any response', async () => {
     const lines = await bytesLines(() => { /* never answers */ }, abandon)
     assert.deepEqual(lines, ['GET 0'])
+  })
+
+  it('is 0 when the app writes the body once the connection is destroyed, before the response closes', async () => {
+    // node drops what is written to a destroyed connection; the response's 'close' comes a tick
+    // later. Here the app destroys it itself, or writes once the client has left ('aborted').
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      if (req.url === '/destroy-then-end') {
+        req.socket.destroy()
+        res.write('hello')
+        res.end('!')
+      } else {
+        req.on('aborted', () => { res.end('bye bye') })
+      }
+    }
+    const lines = await bytesLines(handler, async (port) => {
+      assert.equal(await rawRequest(port, 'GET /destroy-then-end HTTP/1.1\r\nHost: x\r\n\r\n'), '')
+      await abandon(port, '/aborted-then-end')
+    }, 2, ':url :res-bytes')
+    assert.deepEqual(lines.sort(), ['/aborted-then-end 0', '/destroy-then-end 0'])
   })
 
   it('is 0 for a pipelined response whose connection closed before its turn, which node closes from Node.js 24', async () => {
