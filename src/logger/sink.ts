@@ -1,14 +1,14 @@
 // Getting lines to the destination stream.
 //
-// - One sink per stream (a WeakMap keyed by the stream, shared by every copy of this module),
+// - One sink per stream (kept on the stream, so every copy of this module finds it; see SINK),
 //   so several loggers writing to one stream share one queue and keep their lines in order.
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
-//   lines joined into one write: the lines of one event-loop turn at least, and under load
-//   everything that arrived while the previous write was in progress or within BATCH_INTERVAL
-//   of it. A write to a file costs tens of microseconds (stream machinery, thread pool,
-//   write(2)): one per line would cost more than making the line. Every chunk holds whole lines,
-//   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear
-//   or interleave lines.
+//   lines joined into one write: the lines of one event-loop turn at least, and for files,
+//   sockets and the standard output, under load, everything that arrived while the previous
+//   write was in progress or within BATCH_INTERVAL of it. A write to a file costs tens of
+//   microseconds (stream machinery, thread pool, write(2)): one per line would cost more than
+//   making the line. Every chunk holds whole lines, so several processes appending to one file
+//   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
 //   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
 //   strings until the write. A line is a string built from a dozen pieces; kept for the ~10 ms
@@ -39,7 +39,7 @@ import { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
-import { scheduleImmediate, scheduleTimeout, wallClock } from './timers.js'
+import { monotonicMs, nodeTimersAtHand, scheduleImmediate, scheduleTimeout } from './timers.js'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
 export interface LogStream {
@@ -85,7 +85,7 @@ interface Shared {
   readonly holding: Set<Flushable>
   exitHooked: boolean
   /** Run by the exit hook before it flushes: they make the lines still owed (see `beforeExitFlush`). */
-  lineMakers?: Array<() => void>
+  lineMakers?: Array<WeakRef<() => void> | (() => void)>
 }
 
 const SHARED = Symbol.for('foyer.logger.sinks')
@@ -125,13 +125,23 @@ function hold (item: Flushable): void {
  * listener added while 'exit' is being emitted would not run.
  */
 export function beforeExitFlush (makeLines: () => void): void {
-  (shared.lineMakers ??= []).push(makeLines)
+  // Held weakly, and those of copies that are gone dropped: a copy of this module unloaded since
+  // (a hot reload that clears require's cache) is not kept alive for its exit work.
+  const makers = (shared.lineMakers ??= [])
+  for (let i = makers.length - 1; i >= 0; i--) {
+    if (lineMaker(makers[i]) === undefined) makers.splice(i, 1)
+  }
+  makers.push(new WeakRef(makeLines))
   hookExit()
 }
 
+function lineMaker (held: WeakRef<() => void> | (() => void) | undefined): (() => void) | undefined {
+  return typeof held === 'function' ? held : held?.deref()
+}
+
 function makeOwedLines (): void {
-  for (const makeLines of shared.lineMakers ?? []) {
-    try { makeLines() } catch { /* the process is exiting: nothing left to report to */ }
+  for (const held of shared.lineMakers ?? []) {
+    try { lineMaker(held)?.() } catch { /* the process is exiting: nothing left to report to */ }
   }
 }
 
@@ -455,8 +465,9 @@ export class Sink implements Output, Flushable {
     if (this.waiting || this.inFlight) return
     // A replaced write() (a spy a test puts on process.stdout) gets each line at once, as from
     // morgan: the test looks for it as soon as its request is answered, and may put the
-    // stream's own write() back right after.
-    if (this.queuedBytes >= BATCH_BYTES || hasOwnWrite(this.stream)) this.flush()
+    // stream's own write() back right after. So does any stream while a test's fake timers are
+    // all there is (see timers.ts).
+    if (this.queuedBytes >= BATCH_BYTES || hasOwnWrite(this.stream) || !nodeTimersAtHand()) this.flush()
     else this.schedule()
   }
 
@@ -576,15 +587,18 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * The next write of a byte stream: in this turn's setImmediate, or, when the previous write
-   * started less than BATCH_INTERVAL ms ago, at that mark. Under load this makes a write every
-   * BATCH_INTERVAL ms holding every line since; each write to a file costs about 18 us of CPU
-   * (stream machinery, thread pool, write(2)), several times the cost of formatting a line.
+   * The next write of a byte stream: in this turn's setImmediate, or, for a file, socket or the
+   * standard output, when the previous write started less than BATCH_INTERVAL ms ago, at that
+   * mark. Under load this makes a write every BATCH_INTERVAL ms holding every line since; each
+   * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several
+   * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
+   * Writable of the app's own) has no such cost to spread: it gets the lines of each turn in that
+   * turn, so a test finds the line of a request as soon as the request is answered.
    */
   private schedule (): void {
     if (this.scheduled) return
     this.scheduled = true
-    const wait = this.lastWrite + BATCH_INTERVAL - wallClock()
+    const wait = this.bytes === undefined ? 0 : this.lastWrite + BATCH_INTERVAL - monotonicMs()
     if (wait <= 0) scheduleImmediate(flushSoon, this)
     else scheduleTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
   }
@@ -607,12 +621,12 @@ export class Sink implements Output, Flushable {
         ok = stream.write(data as string)
       } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
-        this.lastWrite = wallClock()
+        this.lastWrite = monotonicMs()
         ok = (stream as Writable).write(data as string, this.onWritten)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
         // the call returns.
-        this.lastWrite = wallClock()
+        this.lastWrite = monotonicMs()
         ok = stream.write(this.asText(data))
         completed = true
       }
@@ -712,7 +726,7 @@ interface Ending {
 }
 
 function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
-  const sink = shared.sinks.get(this)
+  const sink = sinkOf(this)
   if (sink !== undefined) {
     makeOwedLines()
     // (told by shape: a buffer made by another copy of this module holds the same shared sink)
@@ -733,12 +747,24 @@ function holdLinesAtEnd (stream: LogStream): void {
   ending.end = endAfterHeldLines
 }
 
+// A stream's sink is kept on the stream itself (under a Symbol.for key, not enumerable), so every
+// copy of this module finds it: copies installed side by side, and copies loaded in realms of
+// their own, as Jest loads one for each test file while process.stdout stays the same stream.
+// A sink for each copy would add its listeners to the stream once more for each, and keep each
+// copy alive through them. Only a stream that takes no new property has its sink in the table.
+const SINK = Symbol.for('foyer.logger.sink')
+
+function sinkOf (stream: object): Sink | undefined {
+  return (stream as { [SINK]?: Sink })[SINK] ?? shared.sinks.get(stream)
+}
+
 /** The one sink of `stream`, created on first use. */
 export function sinkFor (stream: LogStream): Sink {
-  let sink = shared.sinks.get(stream)
+  let sink = sinkOf(stream)
   if (sink === undefined) {
     sink = new Sink(stream)
-    shared.sinks.set(stream, sink)
+    if (Object.isExtensible(stream)) Object.defineProperty(stream, SINK, { value: sink, configurable: true })
+    else shared.sinks.set(stream, sink)
   }
   return sink
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { EventEmitter } from 'node:events'
-import { closeSync, constants, createWriteStream, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs'
+import { closeSync, constants, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect as http2Connect } from 'node:http2'
@@ -17,6 +17,8 @@ import { logger } from '../../src/index.js'
 import { writeAllSync } from '../../src/logger/sink.js'
 import type { FormatFn } from '../../src/index.js'
 import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, waitOnNodesTimers, watchWarnings } from '../helpers/logger-lines.js'
+import { gc } from '../helpers/gc.js'
+import { loadCopy } from '../helpers/realm.js'
 import { request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -129,6 +131,32 @@ describe('batching', () => {
     }
   })
 
+  it('writes its lines when the app\'s tests installed fake timers before loading it, and once they are put away, as morgan does', async () => {
+    const counts = async (name: string): Promise<unknown> => {
+      const { stderr } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/fake-timers-at-load.ts'], { env: { ...process.env, LOGGER: name } })
+      return JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1))
+    }
+    // the number of lines as each of the six answers came, and at the end
+    const expected = { seen: [1, 2, 3, 4, 5, 6], lines: 6 }
+    assert.deepEqual(await counts('morgan'), expected)
+    assert.deepEqual(await counts('foyer'), expected)
+  })
+
+  it('gets the line of each request to a stream in the process by the time its answer arrives, as from morgan', async () => {
+    const out = new LineCollector()
+    const server = await serve([logger(':url', { stream: out }) as Middleware], answer())
+    try {
+      const seen: number[] = []
+      for (let i = 0; i < 20; i++) {
+        await request(server.port, { path: `/${i}` })
+        seen.push(out.lines.length)
+      }
+      assert.deepEqual(seen, Array.from({ length: 20 }, (_, i) => i + 1))
+    } finally {
+      await server.close()
+    }
+  })
+
   it('writes one line per call, at once, to a plain object with a write method', async () => {
     const recorder = callRecorder()
     const out = logger(':url', { stream: recorder, immediate: true }) as Middleware
@@ -170,6 +198,51 @@ describe('batching', () => {
 })
 
 // File streams and sockets get lines encoded into a reused buffer as they arrive.
+describe('copies of the module', () => {
+  it('share one sink per stream, in realms of their own too (Jest loads a copy for each test file): one listener on the stream, and every line', async () => {
+    const out = new LineCollector()
+    const copies = [loadCopy('src/index.ts'), loadCopy('src/index.ts')]
+    const loggers = copies.map((copy, i) => (copy.logger as typeof logger)(`${i} :url`, { stream: out }) as Middleware)
+    assert.equal(out.listenerCount('error'), 1)
+    assert.equal(out.listenerCount('close'), 1)
+    const server = await serve(loggers, answer())
+    try {
+      await request(server.port, { path: '/x' })
+      // (each copy waits for the response on its own, so their lines may come in either order)
+      assert.deepEqual((await out.waitForLines(2)).sort(), ['0 /x', '1 /x'])
+    } finally {
+      await server.close()
+    }
+  })
+
+  it('lets go of a copy the app has unloaded (a hot reload) once it logged a response, keeping nothing of it for the exit', async () => {
+    // what the exit hook keeps to run at exit, in the table every copy shares
+    const exitWork = (globalThis as unknown as Record<symbol, { lineMakers?: unknown[] } | undefined>)[Symbol.for('foyer.logger.sinks')]
+    const liveExitWork = (): number => (exitWork?.lineMakers ?? []).filter((held) => (typeof held === 'function' ? held : (held as WeakRef<object>).deref()) !== undefined).length
+    const before = liveExitWork()
+    const load = async (): Promise<WeakRef<object>> => {
+      const copy = loadCopy('src/index.ts', false)
+      const out = new LineCollector()
+      const server = await serve([(copy.logger as typeof logger)(':url', { stream: out }) as Middleware], answer())
+      try {
+        await request(server.port, { path: '/reloaded' })
+        await out.waitForLines(1)
+      } finally {
+        await server.close()
+      }
+      return new WeakRef(copy)
+    }
+    const copy = await load()
+    assert.equal(liveExitWork(), before + 1, 'the copy has exit work while it is loaded')
+    for (let i = 0; i < 20 && (copy.deref() !== undefined || liveExitWork() > before); i++) {
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+    }
+    assert.equal(copy.deref(), undefined)
+    assert.equal(liveExitWork(), before)
+  })
+})
+
 describe('streams that take bytes', () => {
   it('get every line intact and in order, whatever its length and characters, across many writes', async () => {
     // lengths from 0 to ~12,000 characters of one-, two-, three- and four-byte UTF-8, so lines
@@ -209,7 +282,8 @@ describe('streams that take bytes', () => {
     const server = await serve([morgan(format, { stream: morganStream }) as Middleware, logger(format, { stream: foyerStream }) as Middleware], answer())
     try {
       await run(server.port, [morganStream, foyerStream])
-      await waitFor(() => readFileSync(files.foyer).length === length && readFileSync(files.morgan).length === length)
+      // (a file stream creates its file once its open completes)
+      await waitFor(() => existsSync(files.foyer) && existsSync(files.morgan) && readFileSync(files.foyer).length === length && readFileSync(files.morgan).length === length)
       return { foyer: readFileSync(files.foyer), morgan: readFileSync(files.morgan) }
     } finally {
       await server.close()
