@@ -44,8 +44,9 @@ try {
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'commonjs' }))
   run(process.execPath, ['require.cjs'], consumer)
   run(process.execPath, ['import.mjs'], consumer)
-  // nodenext (.cts and .mts), bundlers, and CommonJS output with node10 resolution and esModuleInterop
-  for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.node10.json']) {
+  // nodenext (.cts and .mts), bundlers, and CommonJS output with node10 resolution and esModuleInterop;
+  // then declarations emitted for middleware made with foyer, with nodenext and node10 resolution
+  for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.node10.json', 'tsconfig.declarations.json', 'tsconfig.declarations-node10.json']) {
     run(process.execPath, [join(modules, 'typescript', 'bin', 'tsc'), '-p', config], consumer)
   }
   console.log('package check: ok')

@@ -5,7 +5,7 @@
 // import is changed.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { bodyParser as parsers } from '../body/index.js'
-import type * as types from '../body/index.js'
+import type * as types from '../index.js'
 
 const bodyParser: types.BodyParser = parsers
 

@@ -4,7 +4,7 @@
 // foyer's types, so code written against @types/morgan compiles once its import is changed.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { logger as loggerFunction } from '../logger/index.js'
-import type * as types from '../logger/index.js'
+import type * as types from '../index.js'
 
 const logger: types.Logger = loggerFunction
 
@@ -13,6 +13,10 @@ const logger: types.Logger = loggerFunction
 declare namespace logger {
   /** A format function `(tokens, req, res)` returning the line; see `LoggerOptions`. */
   type FormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.FormatFn<Req, Res>
+  /** A format function for an object-mode stream, which may also return an object. */
+  type ObjectFormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.ObjectFormatFn<Req, Res>
+  /** The `skip` option's function. */
+  type SkipFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.SkipFn<Req, Res>
   /** The `tokens` object a format function receives. */
   type TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = types.TokenIndexer<Req, Res>
   /** A token function, as `logger.token(name, fn)` takes it; `V` narrows its value. */

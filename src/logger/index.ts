@@ -64,11 +64,25 @@ export interface TokenIndexer<Req extends IncomingMessage = IncomingMessage, Res
 
 /**
  * A format function: called as `fn(tokens, req, res)` when a line is due. It returns the line
- * (without newline), or `undefined` / `null` to write nothing. With an object-mode stream an
- * object may be returned; it is written as-is.
+ * (without newline), or `undefined` / `null` to write nothing.
  */
 export type FormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
+  (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string | null | undefined
+
+/**
+ * A format function for an object-mode stream, which may also return an object: it is written
+ * as-is. (`FormatFn` returns text only, as @types/morgan's does, so the line a compiled or
+ * cached format gives is text to its callers.)
+ */
+export type ObjectFormatFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
   (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string | object | null | undefined
+
+/**
+ * `skip`: declared through a method, as @types/morgan declares it, so its parameters are compared
+ * both ways and a `skip` written for Express's `Request` fits.
+ */
+export type SkipFn<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> =
+  { skip (req: Req, res: Res): unknown }['skip']
 
 /**
  * A destination for log lines: a writable stream (an fs.WriteStream, process.stdout, an object-mode
@@ -98,7 +112,7 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    * Called as `skip(req, res)` when the line is due; a truthy result writes nothing.
    * @default false (never skip)
    */
-  skip?: ((req: Req, res: Res) => unknown) | false | undefined
+  skip?: SkipFn<Req, Res> | false | undefined
   /**
    * Where lines go. A byte stream (any `stream.Writable` not in object mode, such as an
    * fs.WriteStream or process.stdout) receives lines batched: one write holds every line since
@@ -129,12 +143,17 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
 /** The options object of the legacy `logger(options)` form, which names the format inside. */
 export interface LegacyLoggerOptions<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> extends LoggerOptions<Req, Res> {
   /** @default 'default' */
-  format?: string | FormatFn<Req, Res> | undefined
+  format?: string | ObjectFormatFn<Req, Res> | undefined
 }
 
 /** The middleware `logger()` returns: connect-style, usable with Express, Connect and node:http. */
 export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
-  (req: Req, res: Res, next: (err?: unknown) => void): void
+  /**
+   * `next` is called with no argument, or, with `immediate`, with what the format, a token or
+   * `skip` threw. Typed `(err?: Error) => void`, as @types/morgan types it, so the middleware fits
+   * wherever one typed for @types/morgan did.
+   */
+  (req: Req, res: Res, next: (err?: Error) => void): void
   /** Lines of this logger dropped because the stream fell too far behind or failed. */
   readonly dropped: number
 }
@@ -145,13 +164,13 @@ export interface Logger {
    * (`combined`, `common`, `dev`, `short`, `tiny`, or one registered with `format()`), a format
    * string with tokens, or a format function.
    */
-  <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | FormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
+  <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | ObjectFormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** @deprecated use `logger(format, options)`. */
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(options: LegacyLoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** Defines the token `:name`, replacing any token of that name. Returns the logger. */
   token: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fn: TokenFn<Req, Res>) => Logger
   /** Defines the named format `name`, replacing any format of that name. Returns the logger. */
-  format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | FormatFn<Req, Res>) => Logger
+  format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | ObjectFormatFn<Req, Res>) => Logger
   /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
   compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
   /**
@@ -220,7 +239,7 @@ function mirror (name: string, value: unknown): void {
       configurable: true,
       enumerable: true,
       get () { deprecate('default format: use combined format', 'FOYER_DEP_DEFAULT_FORMAT'); return registry.formats.default },
-      set (fmt: string | FormatFn) { logger.format('default', fmt) }
+      set (fmt: string | ObjectFormatFn) { logger.format('default', fmt) }
     })
     return
   }
@@ -252,7 +271,7 @@ function token<Req extends IncomingMessage = IncomingMessage, Res extends Server
   return logger
 }
 
-function format<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fmt: string | FormatFn<Req, Res>): Logger {
+function format<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fmt: string | ObjectFormatFn<Req, Res>): Logger {
   if (typeof name !== 'string') throw new TypeError('argument name must be a string')
   if (typeof fmt !== 'string' && typeof fmt !== 'function') throw new TypeError('argument format must be a string or a function')
   registry.formats[name] = fmt as string | AnyFormat
