@@ -23,4 +23,5 @@ const LIMIT_MINUTES = 15
 const result = spawnSync(node, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit', timeout: LIMIT_MINUTES * 60_000 })
 if (result.error?.code === 'ETIMEDOUT') console.error(`the test run was stopped: it did not finish within ${LIMIT_MINUTES} minutes`)
 else if (result.error !== undefined) console.error(`the test run could not start: ${result.error.message}`)
+else if (result.signal !== null) console.error(`the test runner was ended by ${result.signal}`)
 process.exit(result.status ?? 1)

@@ -3,12 +3,11 @@
 // hot reload that cleared require's cache loads it. Only foyer's own files are copied: node's
 // modules and the dependencies come from the host, as Jest gives node's own modules.
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { dirname, resolve } from 'node:path'
 import { compileFunction, createContext } from 'node:vm'
 import ts from 'typescript'
 
-const hostRequire = createRequire(import.meta.url)
+const hostRequire = require
 
 const compiledFiles = new Map<string, string>()
 

@@ -4,8 +4,8 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
-import { EventEmitter } from 'node:events'
-import { closeSync, constants, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs'
+import { EventEmitter, once } from 'node:events'
+import { closeSync, constants, createWriteStream, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { connect as http2Connect } from 'node:http2'
@@ -59,6 +59,7 @@ async function withFileLogger (format: FormatFn, check: (port: number, path: str
   const dir = tempDir()
   const path = join(dir, 'access.log')
   const file = createWriteStream(path)
+  await once(file, 'ready')
   const server = await serve([logger(format, { stream: file }) as Middleware], answer())
   try {
     await check(server.port, path)
@@ -279,11 +280,13 @@ describe('streams that take bytes', () => {
     const format = (_tokens: unknown, req: { url?: string | undefined }): string => 'café ' + String(req.url)
     const morganStream = createWriteStream(files.morgan, { encoding })
     const foyerStream = createWriteStream(files.foyer, { encoding })
+    // open before the test goes on, so that its files exist and none is still opening when the
+    // directory is removed
+    await Promise.all([once(morganStream, 'ready'), once(foyerStream, 'ready')])
     const server = await serve([morgan(format, { stream: morganStream }) as Middleware, logger(format, { stream: foyerStream }) as Middleware], answer())
     try {
       await run(server.port, [morganStream, foyerStream])
-      // (a file stream creates its file once its open completes)
-      await waitFor(() => existsSync(files.foyer) && existsSync(files.morgan) && readFileSync(files.foyer).length === length && readFileSync(files.morgan).length === length)
+      await waitFor(() => readFileSync(files.foyer).length === length && readFileSync(files.morgan).length === length)
       return { foyer: readFileSync(files.foyer), morgan: readFileSync(files.morgan) }
     } finally {
       await server.close()
