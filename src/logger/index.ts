@@ -115,9 +115,9 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
   skip?: SkipFn<Req, Res> | false | undefined
   /**
    * Where lines go. A byte stream (any `stream.Writable` not in object mode, such as an
-   * fs.WriteStream or process.stdout) receives lines batched: one write holds every line since
-   * the previous write, which is at least one event-loop turn and at most about 10 ms of lines
-   * under load. Other writers (object-mode streams, plain `{ write }` objects) get one call per
+   * fs.WriteStream or process.stdout) receives lines batched: one write holds the lines of one
+   * event-loop turn, and for a file, a socket or the standard output every line since the
+   * previous write, at most about 10 ms of lines under load. Other writers (object-mode streams, plain `{ write }` objects) get one call per
    * line, synchronously, as with morgan. An 'error' on the stream is reported once through
    * process.emitWarning and never crashes the process; lines for it are dropped from then on.
    * @default process.stdout
