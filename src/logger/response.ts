@@ -36,7 +36,10 @@ type WriteHead = (this: ServerResponse, ...args: unknown[]) => unknown
 
 const PREVIOUS = Symbol('foyer.logger.writeHead')
 const PENDING = Symbol('foyer.logger.pending')
-const GIVEN = Symbol('foyer.logger.writeHeadHeaders')
+// What the tokens read (these and `res._startAt`) is kept under keys every copy of this module
+// shares: the built-in tokens are those of the first copy loaded, and a logger made by a later
+// copy (a second installed version, a reload) hooks the response for them.
+const GIVEN = Symbol.for('foyer.logger.writeHeadHeaders')
 
 interface Hooked extends ServerResponse, StartMark {
   [PREVIOUS]?: WriteHead
@@ -125,7 +128,9 @@ export function hookHeaders (res: ServerResponse): void {
 
 const PREVIOUS_WRITE = Symbol('foyer.logger.write')
 const PREVIOUS_END = Symbol('foyer.logger.end')
-const BODY_BYTES = Symbol('foyer.logger.bodyBytes')
+// Shared by every copy (see GIVEN); also the mark that the response is counted, so that one
+// copy's wrappers count it, once.
+const BODY_BYTES = Symbol.for('foyer.logger.bodyBytes')
 
 type Write = (this: ServerResponse, ...args: unknown[]) => unknown
 

@@ -216,6 +216,19 @@ describe('copies of the module', () => {
     }
   })
 
+  it('give the tokens of the first copy what a logger of a later copy saw of the response: headers given to writeHead and the bytes sent', async () => {
+    const out = new LineCollector()
+    const later = loadCopy('src/index.ts', false)
+    const log = (later.logger as typeof logger)(':status :res[content-length] :res-bytes', { stream: out }) as Middleware
+    const server = await serve([log], (_req, res) => { res.writeHead(200, { 'Content-Length': 5 }); res.end('hello') })
+    try {
+      await request(server.port)
+      assert.deepEqual(await out.waitForLines(1), ['200 5 5'])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('lets go of a copy the app has unloaded (a hot reload) once it logged a response, keeping nothing of it for the exit', async () => {
     // what the exit hook keeps to run at exit, in the table every copy shares
     const exitWork = (globalThis as unknown as Record<symbol, { lineMakers?: unknown[] } | undefined>)[Symbol.for('foyer.logger.sinks')]
