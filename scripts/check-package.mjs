@@ -44,6 +44,9 @@ try {
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'commonjs' }))
   run(process.execPath, ['require.cjs'], consumer)
   run(process.execPath, ['import.mjs'], consumer)
+  // With the 'import' condition, require() loads the ESM entries (require(esm)) and must give the
+  // same shapes: `require('foyer/logger')` is still the logger function itself.
+  if (process.features.require_module === true) run(process.execPath, ['--conditions=import', 'require.cjs'], consumer)
   // nodenext (.cts and .mts), bundlers, and CommonJS output with node10 resolution and esModuleInterop;
   // then declarations emitted for middleware made with foyer, with nodenext and node10 resolution
   for (const config of ['tsconfig.json', 'tsconfig.bundler.json', 'tsconfig.node10.json', 'tsconfig.declarations.json', 'tsconfig.declarations-node10.json']) {

@@ -20,3 +20,7 @@ export const format: Logger['format'] = logger.format
 export const compile: Logger['compile'] = logger.compile
 
 export default logger
+
+// What require() gives when it loads this file (require(esm), with the 'import' condition): the
+// logger function, as from the CommonJS entry, rather than this module's namespace.
+export { logger as 'module.exports' }

@@ -18,7 +18,9 @@ assert.deepEqual([json, raw, text, urlencoded], [body.json, body.raw, body.text,
 assert.equal(json, require('foyer').json)
 
 // morgan's named exports, also through `import * as`; they work called on their own.
-assert.deepEqual(Object.keys(loggerModule).sort(), ['compile', 'default', 'format', 'token'])
+// (and 'module.exports', what require(esm) gives, which node also lists for morgan from Node.js 24)
+assert.deepEqual(Object.keys(loggerModule).sort(), ['compile', 'default', 'format', 'module.exports', 'token'])
+assert.equal(loggerModule['module.exports'], logger)
 assert.deepEqual([token, format, compile], [logger.token, logger.format, logger.compile])
 assert.deepEqual([loggerModule.token, loggerModule.format, loggerModule.compile], [token, format, compile])
 assert.equal(token('imported-alone', () => 'alone'), logger)
