@@ -198,7 +198,6 @@ describe('batching', () => {
   })
 })
 
-// File streams and sockets get lines encoded into a reused buffer as they arrive.
 describe('copies of the module', () => {
   it('share one sink per stream, in realms of their own too (Jest loads a copy for each test file): one listener on the stream, and every line', async () => {
     const out = new LineCollector()
@@ -257,6 +256,7 @@ describe('copies of the module', () => {
   })
 })
 
+// File streams and sockets get lines encoded into a reused buffer as they arrive.
 describe('streams that take bytes', () => {
   it('get every line intact and in order, whatever its length and characters, across many writes', async () => {
     // lengths from 0 to ~12,000 characters of one-, two-, three- and four-byte UTF-8, so lines
