@@ -42,24 +42,15 @@ export async function sleep (ms: number): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, ms))
 }
 
-/** Polls `check` until it holds; fails after `ms`. */
-export async function waitFor (check: () => boolean, ms = 3000): Promise<void> {
-  const started = Date.now()
-  while (!check()) {
-    if (Date.now() - started > ms) throw new Error(`condition not met within ${ms} ms`)
-    await sleep(5)
-  }
-}
-
 // node's own timers, taken before a test replaces the global ones with fakes.
 const nodesSetTimeout = globalThis.setTimeout
 const nodesDateNow = Date.now
 
-/** Polls `check` on node's own timers, whatever fakes a test installed; fails after 3 s. */
-export async function waitOnNodesTimers (check: () => boolean): Promise<void> {
+/** Polls `check` until it holds, on node's own timers, whatever fakes a test installed; fails after `ms`. */
+export async function waitFor (check: () => boolean, ms = 3000): Promise<void> {
   const started = nodesDateNow()
   while (!check()) {
-    if (nodesDateNow() - started > 3000) throw new Error('condition not met within 3000 ms')
+    if (nodesDateNow() - started > ms) throw new Error(`condition not met within ${ms} ms`)
     await new Promise((resolve) => nodesSetTimeout(resolve, 5))
   }
 }

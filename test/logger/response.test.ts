@@ -12,7 +12,7 @@ import { Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
-import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor, waitOnNodesTimers } from '../helpers/logger-lines.js'
+import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
 import type { SideBySide } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
 import type { Handler, Middleware } from '../helpers/server.js'
@@ -178,6 +178,19 @@ describe('the start of the response', () => {
   })
 })
 
+/**
+ * A real ServerResponse on a socket of its own for GET /hand-made, as serverless adapters and
+ * test harnesses make them: it finishes, but no server detaches it from its socket or emits its
+ * 'close'.
+ */
+function handMade (): { req: IncomingMessage, res: ServerResponse } {
+  const req = new IncomingMessage(new Socket())
+  Object.assign(req, { method: 'GET', url: '/hand-made', headers: {} })
+  const res = new ServerResponse(req)
+  res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+  return { req, res }
+}
+
 describe('the end of the response', () => {
   it('writes one line per logger when the response finishes', async () => {
     const out = new LineCollector()
@@ -196,14 +209,9 @@ describe('the end of the response', () => {
   })
 
   it('writes the line of a response no server manages, which never emits \'close\', as morgan writes it', async () => {
-    // A real ServerResponse on a socket of its own, as serverless adapters and test harnesses make
-    // them: it finishes, but no server detaches it from its socket or emits its 'close'.
     const linesOf = async (make: (stream: { write: (line: string) => void }) => Middleware): Promise<string[]> => {
       const lines: string[] = []
-      const req = new IncomingMessage(new Socket())
-      Object.assign(req, { method: 'GET', url: '/hand-made', headers: {} })
-      const res = new ServerResponse(req)
-      res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+      const { req, res } = handMade()
       const finished = new Promise((resolve) => res.on('finish', resolve))
       make({ write: (line) => { lines.push(line) } })(req, res, () => { res.end('ok') })
       await finished
@@ -225,13 +233,10 @@ describe('the end of the response', () => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'setInterval', 'Date'] })
     try {
       await request(server.port, { path: '/sent' })
-      const req = new IncomingMessage(new Socket())
-      Object.assign(req, { method: 'GET', url: '/hand-made', headers: {} })
-      const res = new ServerResponse(req)
-      res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+      const { req, res } = handMade()
       const log = logger(':url :status', { stream }) as Middleware
       log(req, res, () => { res.end('ok') })
-      await waitOnNodesTimers(() => lines.length === 2)
+      await waitFor(() => lines.length === 2)
       assert.deepEqual(lines, ['/sent 203\n', '/hand-made 200\n'])
     } finally {
       t.mock.timers.reset()

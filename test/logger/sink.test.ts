@@ -16,7 +16,7 @@ import { promisify } from 'node:util'
 import { logger } from '../../src/index.js'
 import { writeAllSync } from '../../src/logger/sink.js'
 import type { FormatFn } from '../../src/index.js'
-import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, waitOnNodesTimers, watchWarnings } from '../helpers/logger-lines.js'
+import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { gc } from '../helpers/gc.js'
 import { loadCopy } from '../helpers/realm.js'
 import { request } from '../helpers/server.js'
@@ -124,7 +124,7 @@ describe('batching', () => {
     t.mock.timers.enable({ apis: ['setTimeout', 'setImmediate', 'setInterval', 'Date'] })
     try {
       for (const path of ['/1', '/2', '/3']) await request(server.port, { path })
-      await waitOnNodesTimers(() => out.lines.length === 3)
+      await waitFor(() => out.lines.length === 3)
       assert.deepEqual(out.lines, ['/1', '/2', '/3'])
     } finally {
       t.mock.timers.reset()
