@@ -487,24 +487,32 @@ function complete (state: ReadState): void {
   state.joined = undefined
   const chunks = state.chunks
   state.chunks = []
-  let err: BodyError | null = null
-  let body: unknown
   if (state.expected !== null && state.wire !== state.expected) {
-    err = sizeInvalid(state.wire, state.expected)
-  } else {
-    // A lone chunk is a slice of the socket's read buffer: fine to decode from, but a Buffer the
-    // application keeps (raw's req.body, what verify stores) gets bytes of its own, as Buffer.concat gives.
-    const buf = chunks.length === 1 && state.charset !== null && state.options.verify === undefined
-      ? chunks[0] as Buffer
-      : Buffer.concat(chunks, state.size)
-    try {
-      body = parseBytes(buf, state.charset, state.options, state.req, state.res)
-    } catch (e) {
-      err = e as BodyError
-    }
+    detach(state.req)
+    state.runInAsyncScope(state.callback, null, sizeInvalid(state.wire, state.expected), undefined, state.req, state.arg)
+    return
   }
-  if (err !== null) detach(state.req)
-  state.runInAsyncScope(state.callback, null, err, body, state.req, state.arg)
+  // A lone chunk is a slice of the socket's read buffer: fine to decode from, but a Buffer the
+  // application keeps (raw's req.body, what verify stores) gets bytes of its own, as Buffer.concat gives.
+  const buf = chunks.length === 1 && state.charset !== null && state.options.verify === undefined
+    ? chunks[0] as Buffer
+    : Buffer.concat(chunks, state.size)
+  // verify, the decoding and the parser (a json reviver) run in the caller's async context too, as
+  // body-parser's do: an AsyncLocalStorage store the app set around the middleware is theirs.
+  state.runInAsyncScope(parseAndReport, null, state, buf)
+}
+
+function parseAndReport (state: ReadState, buf: Buffer): void {
+  const { callback, req } = state
+  let body: unknown
+  try {
+    body = parseBytes(buf, state.charset, state.options, req, state.res)
+  } catch (err) {
+    detach(req)
+    callback(err as BodyError, undefined, req, state.arg)
+    return
+  }
+  callback(null, body, req, state.arg)
 }
 
 /**

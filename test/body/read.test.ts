@@ -332,6 +332,16 @@ describe('async context', () => {
   it('and when the request is skipped', async () => {
     await run(json(), 'skipped', JSON_HEADERS)
   })
+
+  it('verify and the json reviver run in it too, as body-parser runs them', async () => {
+    const seen: Array<string | undefined> = []
+    const parser = json({
+      verify: () => { seen.push(als.getStore()) },
+      reviver: (key, value: unknown) => { if (key === '') seen.push(als.getStore()); return value }
+    })
+    await run(parser, 'parsing', JSON_HEADERS, ['{"a":', '1}'])
+    assert.deepEqual(seen, ['parsing', 'parsing'])
+  })
 })
 
 describe('readBody without the middleware', () => {
