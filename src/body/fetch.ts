@@ -155,7 +155,8 @@ class FetchBodySource extends Readable {
     const signal = this.#signal
     if (signal === undefined) return
     signal.addEventListener('abort', this.#onAbort)
-    if (signal.aborted) process.nextTick(this.#onAbort)
+    // (a promise job rather than process.nextTick, which a test's fake timers may hold)
+    if (signal.aborted) Promise.resolve().then(this.#onAbort)
   }
 
   override _read (): void {
@@ -170,11 +171,9 @@ class FetchBodySource extends Readable {
     if (this.destroyed) return
     if (chunk.done) {
       this.push(null)
-    } else if (chunk.value === undefined) {
-      this._read()
     } else if (!isUint8Array(chunk.value)) {
-      // A body stream must give bytes, as Node.js's own request.text() insists: a string or an
-      // ArrayBuffer is the server's mistake, a 500, not the client's abort.
+      // A body stream must give bytes, as Node.js's own request.text() insists: a string, an
+      // ArrayBuffer or no value at all is the server's mistake, a 500, not the client's abort.
       this.destroy(passOn(streamNotReadable()))
     } else if (chunk.value.byteLength === 0) {
       // an empty push would stall a paused stream: ask for the next chunk instead

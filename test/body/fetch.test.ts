@@ -11,7 +11,8 @@ import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencode
 import type { BodyMiddleware, FetchRequest } from '../../src/body/index.js'
 import { request as httpRequest } from '../helpers/server.js'
 import type { RequestOptions } from '../helpers/server.js'
-import { describeError, describeValue, send, startBodyServer } from '../helpers/body-server.js'
+import { describeError, describeValue, send, startBodyServer, within } from '../helpers/body-server.js'
+import { loadCopy } from '../helpers/realm.js'
 import type { BodyServer } from '../helpers/body-server.js'
 
 const URL = 'http://localhost/'
@@ -306,6 +307,19 @@ describe('bodies that cannot be read', () => {
     assert.equal(cancelled(), true)
   })
 
+  it('400 request.aborted for a signal aborted before the read while a test\'s fake timers hold process.nextTick', async () => {
+    // Jest gives the modules of a test file a `process` of its own, whose nextTick its fake timers
+    // replace by default: a callback given to it waits for the test to advance the clock.
+    const held: Array<() => void> = []
+    const jestProcess = Object.create(process, { nextTick: { value: (fn: () => void) => { held.push(fn) } } }) as NodeJS.Process
+    const copy = loadCopy('src/body/index.ts', true, { process: jestProcess }) as { readJson: typeof readJson }
+    const { request, controller, cancelled } = stalled()
+    controller.abort()
+    const err = await within(failure(copy.readJson(request)), 'readJson')
+    assert.equal(err['type'], 'request.aborted')
+    assert.equal(cancelled(), true)
+  })
+
   it('with a signal aborted before the read, still settles a body refused by its headers alone', async () => {
     const controller = new AbortController()
     controller.abort()
@@ -343,6 +357,20 @@ describe('bodies that cannot be read', () => {
       assert.equal(err['type'], 'stream.not.readable')
       assert.equal(cancelled, true)
     }
+  })
+
+  it('500 stream.not.readable for a body stream that gives a chunk with no value, as Node.js\'s request.text() rejects it', async () => {
+    const withNoValue = (): ReadableStream<Uint8Array> => new ReadableStream<unknown>({
+      start (controller) {
+        controller.enqueue(undefined)
+        controller.enqueue(new TextEncoder().encode('{"a":1}'))
+        controller.close()
+      }
+    }) as ReadableStream<Uint8Array>
+    await assert.rejects(post(JSON_TYPE, withNoValue()).text(), TypeError)
+    const err = await failure(readJson(post(JSON_TYPE, withNoValue())))
+    assert.equal(err['status'], 500)
+    assert.equal(err['type'], 'stream.not.readable')
   })
 
   it('rejects bad options with a TypeError', async () => {

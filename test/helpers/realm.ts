@@ -27,11 +27,12 @@ type ModuleFunction = (exports: object, require: (id: string) => unknown, module
 
 /**
  * The exports of a new copy of the source file at `path` (relative to the project), loaded in a
- * new realm, or in this one when `ownRealm` is false.
+ * new realm, or in this one when `ownRealm` is false. `globals` replace the new realm's (Jest
+ * gives each test file a `process` of its own, whose `nextTick` its fake timers replace).
  */
-export function loadCopy (path: string, ownRealm = true): Record<string, unknown> {
+export function loadCopy (path: string, ownRealm = true, globals: Record<string, unknown> = {}): Record<string, unknown> {
   const context = ownRealm
-    ? createContext({ process, Buffer, console, URL, TextEncoder, TextDecoder, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate })
+    ? createContext({ process, Buffer, console, URL, TextEncoder, TextDecoder, queueMicrotask, setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate, ...globals })
     : undefined
   const cache = new Map<string, { exports: object }>()
   const load = (file: string): object => {
