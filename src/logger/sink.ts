@@ -4,7 +4,7 @@
 //   so several loggers writing to one stream share one queue and keep their lines in order.
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
 //   lines joined into one write: the lines of one event-loop turn at least, and for files,
-//   sockets and the standard output, under load, everything that arrived while the previous
+//   sockets and the main thread's standard output, under load, everything that arrived while the previous
 //   write was in progress or within BATCH_INTERVAL of it. A write to a file costs tens of
 //   microseconds (stream machinery, thread pool, write(2)): one per line would cost more than
 //   making the line. Every chunk holds whole lines, so several processes appending to one file
@@ -39,6 +39,7 @@ import { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
+import { isMainThread } from 'node:worker_threads'
 import { monotonicMs, nodeTimersAtHand, scheduleImmediate, scheduleTimeout } from './timers.js'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
@@ -316,7 +317,10 @@ class ByteBatch {
  * keep receiving strings.
  */
 function takesBytes (stream: LogStream): boolean {
-  return stream instanceof WriteStream || stream instanceof Socket || stream === process.stdout || stream === process.stderr
+  // In a worker thread, the standard output and error are streams in the process, passing each
+  // chunk to the main thread as a message: no system call to spread over a batch, and a worker
+  // that is terminated runs no exit hook to write what a batch still holds.
+  return stream instanceof WriteStream || stream instanceof Socket || ((stream === process.stdout || stream === process.stderr) && isMainThread)
 }
 
 /** Whether text in `encoding` decodes differently joined than line by line. */
@@ -713,38 +717,60 @@ export class Sink implements Output, Flushable {
 // to BATCH_INTERVAL ms of them, or lines waiting for a 'drain' that an ending stream never
 // emits). Without this they would reach an ended stream, where morgan, which writes each line at
 // once, had already written them: a server that ends its log stream once it has closed
-// (`server.close(() => stream.end())`) would lose its last lines. end() is replaced on the
-// stream object itself, once, by a shared function; close() of a file stream calls end() too.
-// The standard output and error are no exception: an app may end them before it exits.
+// (`server.close(() => stream.end())`) would lose its last lines. So does destroy() called
+// without an error (an app that closes a socket to its log collector at shutdown): what the
+// stream can write before it is destroyed (a socket takes it at once) gets out, as morgan's lines
+// had. end() and destroy() are replaced on the stream object itself, once, by shared functions;
+// close() of a file stream calls end() too. The standard output and error are no exception: an
+// app may end them before it exits.
 const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
+const PREVIOUS_STREAM_DESTROY = Symbol.for('foyer.logger.streamDestroy')
 
 type End = (this: Writable, ...args: unknown[]) => unknown
 
 interface Ending {
   end?: unknown
+  destroy?: unknown
   [PREVIOUS_STREAM_END]?: End
+  [PREVIOUS_STREAM_DESTROY]?: End
+}
+
+/** Hands the lines still owed to `stream` to it now (see above). */
+function writeOwedLines (stream: object): void {
+  const sink = sinkOf(stream)
+  if (sink === undefined) return
+  makeOwedLines()
+  // (told by shape: a buffer made by another copy of this module holds the same shared sink)
+  for (const item of shared.holding) {
+    if (item.feeds?.(sink) === true) item.flush?.()
+  }
+  sink.writeHeld()
 }
 
 function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
-  const sink = sinkOf(this)
-  if (sink !== undefined) {
-    makeOwedLines()
-    // (told by shape: a buffer made by another copy of this module holds the same shared sink)
-    for (const item of shared.holding) {
-      if (item.feeds?.(sink) === true) item.flush?.()
-    }
-    sink.writeHeld()
-  }
+  writeOwedLines(this)
   return (this[PREVIOUS_STREAM_END] as End).apply(this, args)
+}
+
+function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
+  // Destroyed for an error (node destroys a stream that fails), or once ended: nothing more can
+  // be written to it.
+  if ((args[0] === undefined || args[0] === null) && !this.destroyed && !this.writableEnded) writeOwedLines(this)
+  return (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
 }
 
 function holdLinesAtEnd (stream: LogStream): void {
   const ending = stream as LogStream & Ending
   // A writer that is not a stream (a frozen `{ write, end }`, say) has no end() to wait for.
   if (!(stream instanceof Writable) || !Object.isExtensible(stream)) return
-  if (typeof ending.end !== 'function' || ending[PREVIOUS_STREAM_END] !== undefined) return
-  ending[PREVIOUS_STREAM_END] = ending.end as End
-  ending.end = endAfterHeldLines
+  if (typeof ending.end === 'function' && ending[PREVIOUS_STREAM_END] === undefined) {
+    ending[PREVIOUS_STREAM_END] = ending.end as End
+    ending.end = endAfterHeldLines
+  }
+  if (typeof ending.destroy === 'function' && ending[PREVIOUS_STREAM_DESTROY] === undefined) {
+    ending[PREVIOUS_STREAM_DESTROY] = ending.destroy as End
+    ending.destroy = destroyAfterHeldLines
+  }
 }
 
 // A stream's sink is kept on the stream itself (under a Symbol.for key, not enumerable), so every
