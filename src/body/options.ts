@@ -8,6 +8,20 @@ import { BoundedCache } from '../cache.js'
 import type { BodySource } from './read.js'
 
 /**
+ * A `verify` function: called as `verify(req, res, buf, encoding)`. Its parameters are compared
+ * both ways, as a method's are (the way @types/body-parser declares it), so a verify written for
+ * Express's `Request` type fits.
+ */
+export type VerifyFn<Req = IncomingMessage, Res = ServerResponse, E extends string | null = string> =
+  { verify (req: Req, res: Res, buf: Buffer, encoding: E): void }['verify']
+
+/**
+ * A json `reviver`, passed to `JSON.parse`. Its parameters are compared both ways, as `verify`'s
+ * are, so a reviver written for the values it expects (`(key: string, value: string) => ...`) fits.
+ */
+export type ReviverFn = { reviver (this: unknown, key: string, value: unknown): unknown }['reviver']
+
+/**
  * Options every parser takes. `E` is what `verify` receives as the body's charset; `Req` and `Res`
  * are what `type` and `verify` receive as the request and the response (the middleware's by
  * default; the readers pass the request they were given and no response).
@@ -37,11 +51,10 @@ export interface BodyOptions<E extends string | null = string, Req = IncomingMes
   type?: string | readonly string[] | ((req: Req) => unknown) | undefined
   /**
    * Called with the raw (inflated) bytes before they are parsed; throwing refuses the body with a
-   * 403 `entity.verify.failed` (or the thrown error's own `type` and `status`). Declared as a
-   * method, like @types/body-parser does, so a verify written for Express's `Request` type fits.
+   * 403 `entity.verify.failed` (or the thrown error's own `type` and `status`). See `VerifyFn`.
    * @default undefined
    */
-  verify?(req: Req, res: Res, buf: Buffer, encoding: E): void
+  verify?: VerifyFn<Req, Res, E> | undefined
 }
 
 /** Options of `json()` and `readJson()`. */
@@ -52,12 +65,11 @@ export interface JsonOptions<Req = IncomingMessage, Res = ServerResponse> extend
    */
   defaultCharset?: string | undefined
   /**
-   * Passed to `JSON.parse` as its second argument. Declared as a method, like `verify`, so a reviver
-   * written for the values it expects (`(key: string, value: string) => ...`) fits; unannotated,
-   * `value` is `unknown`.
+   * Passed to `JSON.parse` as its second argument. A reviver written for the values it expects
+   * (`(key: string, value: string) => ...`) fits; unannotated, `value` is `unknown`. See `ReviverFn`.
    * @default undefined
    */
-  reviver?(this: unknown, key: string, value: unknown): unknown
+  reviver?: ReviverFn | undefined
   /**
    * When true, only objects and arrays are accepted (the first non-blank character must be `{` or
    * `[`); when false, anything `JSON.parse` accepts.
@@ -75,8 +87,12 @@ export interface JsonOptions<Req = IncomingMessage, Res = ServerResponse> extend
   onProtoPoisoning?: 'error' | 'remove' | 'ignore' | undefined
 }
 
-/** Options of `raw()` and `readRaw()`. `verify` receives `null` for the encoding: raw bodies have no charset. */
-export interface RawOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<null, Req, Res> {}
+/**
+ * Options of `raw()` and `readRaw()`. `verify` receives `null` for the encoding, as raw bodies have
+ * no charset; the type says `string | null`, so the options of another parser (`verify` typed with
+ * a `string` encoding) can be passed to `raw()` too.
+ */
+export interface RawOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string | null, Req, Res> {}
 
 /** Options of `text()` and `readText()`. */
 export interface TextOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string, Req, Res> {
@@ -90,10 +106,12 @@ export interface TextOptions<Req = IncomingMessage, Res = ServerResponse> extend
 /** Options of `urlencoded()` and `readUrlencoded()`. */
 export interface UrlencodedOptions<Req = IncomingMessage, Res = ServerResponse> extends BodyOptions<string, Req, Res> {
   /**
-   * The charset used when Content-Type names none: `'utf-8'` or `'iso-8859-1'`.
+   * The charset used when Content-Type names none: `'utf-8'` or `'iso-8859-1'`; another value throws
+   * a TypeError when the parser is made. (Typed to take any string as well, so an options object
+   * shared with `text()`, whose `defaultCharset` TypeScript types as a string, fits.)
    * @default 'utf-8'
    */
-  defaultCharset?: 'utf-8' | 'iso-8859-1' | undefined
+  defaultCharset?: 'utf-8' | 'iso-8859-1' | (string & Record<never, never>) | undefined
   /**
    * When true, keys may nest (`a[b][c]=1`, `a[]=1`) as qs parses them; when false, keys are kept as
    * written and only repeated keys become arrays.

@@ -10,6 +10,7 @@
 import { AsyncResource } from 'node:async_hooks'
 import { IncomingMessage } from 'node:http'
 import type { ServerResponse } from 'node:http'
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Readable, Transform } from 'node:stream'
 import { isUint8Array } from 'node:util/types'
 import onFinished from 'on-finished'
@@ -26,11 +27,11 @@ import type { InflaterFactory } from './inflate.js'
 import type { CommonSettings } from './options.js'
 
 /**
- * A connect-style middleware that parses the request body into `req.body`, for Express, Connect and
- * node:http. It calls `next()` once: with no argument when the body was parsed or skipped, with a
- * `BodyError` when it was refused.
+ * A connect-style middleware that parses the request body into `req.body`, for Express, Connect,
+ * node:http and node:http2's compatibility API. It calls `next()` once: with no argument when the
+ * body was parsed or skipped, with a `BodyError` when it was refused.
  */
-export type BodyMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: BodyError) => void) => void
+export type BodyMiddleware = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, next: (err?: BodyError) => void) => void
 
 /** Everything the pipeline needs to read one kind of body, resolved when the middleware is made. */
 export interface ReadOptions extends CommonSettings {
@@ -76,7 +77,7 @@ interface Carrier { [kRead]?: ReadState | undefined, [kDiscarded]?: true }
 // to the callback, as raw-body's wrapped callback does: one object per request rather than two.
 class ReadState extends AsyncResource {
   readonly req: BodySource
-  readonly res: ServerResponse | undefined
+  readonly res: ServerResponse | Http2ServerResponse | undefined
   readonly options: ReadOptions
   readonly charset: string | null
   readonly inflater: Transform | null
@@ -96,7 +97,7 @@ class ReadState extends AsyncResource {
   ended = false
   done = false
 
-  constructor (req: BodySource, res: ServerResponse | undefined, options: ReadOptions, charset: string | null,
+  constructor (req: BodySource, res: ServerResponse | Http2ServerResponse | undefined, options: ReadOptions, charset: string | null,
     inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown, BodySource>, arg: unknown) {
     super('foyer.body', RESOURCE_OPTIONS)
     this.req = req
@@ -133,7 +134,7 @@ function storeBody (req: unknown, body: unknown): void {
   (req as BodyCarrier).body = body
 }
 
-function callNext (err: BodyError | null, _body: unknown, _req: IncomingMessage, next: (err?: BodyError) => void): void {
+function callNext (err: BodyError | null, _body: unknown, _req: BodySource, next: (err?: BodyError) => void): void {
   if (err !== null) next(err)
   else next()
 }
@@ -154,7 +155,7 @@ export function hasBody (req: BodySource): boolean {
  * once: synchronously for errors found before reading, otherwise in the async context of this call.
  * It does not apply the skip rules (see `bodyMiddleware`). `res` is only passed on to `verify`.
  */
-export function readBody<T, S extends BodySource> (req: S, res: ServerResponse | undefined, options: ReadOptions,
+export function readBody<T, S extends BodySource> (req: S, res: ServerResponse | Http2ServerResponse | undefined, options: ReadOptions,
   callback: ReadCallback<T, S>, arg: T): void {
   // The order of the checks is body-parser's, so that a request with several faults gets the same error.
   // (An IncomingMessage's `headers` is a getter: read once.)

@@ -31,8 +31,9 @@ const delay = async (ms: number): Promise<void> => { await new Promise((resolve)
 
 /** A middleware that puts what a reader settles with where the middleware would. */
 function viaReader (read: (req: IncomingMessage) => Promise<unknown>): BodyMiddleware {
+  // (the test servers are node:http's)
   return (req, _res, next) => {
-    read(req).then((body) => { (req as WithBody).body = body; next() }, (err: BodyError) => { next(err) })
+    read(req as IncomingMessage).then((body) => { (req as WithBody).body = body; next() }, (err: BodyError) => { next(err) })
   }
 }
 

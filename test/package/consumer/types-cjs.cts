@@ -33,14 +33,11 @@ const structured: Mw = logger(logger.json({ bytesIn: ':bytes-in', cached: ':cach
 const timed: Mw = logger((tokens, req, res) => `${tokens['response-time'](req, res, 0)} ${tokens['total-time'](req, res, 2)} ${tokens.date(req, res, 'iso')}`)
 const methodOnly: Mw = logger((tokens, req, res): string | undefined | null => req.url === '/health' ? null : tokens.method(req, res))
 
-// A verify shared by every parser takes the null raw() passes as the encoding; one written for a
-// string does not fit raw().
+// A verify shared by every parser takes the null raw() passes as the encoding.
 const saveRawBody = (req: IncomingMessage & { rawBody?: string }, _res: ServerResponse, buf: Buffer, encoding: string | null): void => {
   req.rawBody = buf.toString(encoding === null ? 'latin1' : encoding as BufferEncoding)
 }
 const saving: Mw[] = [bodyParser.json({ verify: saveRawBody }), bodyParser.urlencoded({ verify: saveRawBody }), bodyParser.raw({ verify: saveRawBody })]
-// @ts-expect-error raw() passes null, not a string
-bodyParser.raw({ verify: (_req: IncomingMessage, _res: ServerResponse, buf: Buffer, encoding: BufferEncoding) => buf.toString(encoding) })
 
 // The README's node:http example: the error a parser passes to next has `status` and `type`.
 const parseJson = bodyParser.json({ limit: '1mb' })

@@ -7,6 +7,7 @@ import { logger as named, readJson } from 'foyer'
 import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, LoggerStream, UrlencodedOptions } from 'foyer'
 import { createWriteStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createServer as createHttp2Server } from 'node:http2'
 import { Writable } from 'node:stream'
 
 const loggerOptions: LoggerOptions = { immediate: true }
@@ -39,6 +40,30 @@ async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
 const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
 const ownType: BodyError['type'] = 'rate.limited'
 
+// With the body's type given, `req` in `type` and `verify` is still the kind of request passed.
+async function readTyped (req: IncomingMessage, request: Request): Promise<Array<{ id: number } | undefined>> {
+  return [
+    await readJson<{ id: number }>(req, { type: (r) => r.headers['content-type'] === 'application/json' }),
+    await readJson<{ id: number }>(request, { type: (r) => r.headers.get('content-type') === 'application/json' }),
+    // @ts-expect-error a reader has no response to give verify for a Fetch Request
+    await readJson<{ id: number }>(request, { verify (_r, res: ServerResponse) { res.setHeader('x-seen', '1') } })
+  ]
+}
+
+// Options objects shared between parsers, as apps keep them: a common defaultCharset (a string
+// once the object is not a literal in the call), and text() options given to raw().
+const sharedOptions = { limit: '1mb', defaultCharset: 'utf-8' }
+const sharedForm = urlencoded({ ...sharedOptions, extended: true })
+const textLimits: bodyParser.OptionsText = { limit: '5mb', inflate: false }
+const rawLimits = bodyParser.raw(textLimits)
+
+// The parsers on node:http2's compatibility API.
+const http2Server = createHttp2Server((req, res) => { json()(req, res, () => { res.end() }) })
+
+// Options that may be undefined, under exactOptionalPropertyTypes, verify and reviver included.
+const maybeVerify = process.env.VERIFY === undefined ? undefined : (_req: IncomingMessage, _res: ServerResponse, buf: Buffer): void => { if (buf.length === 0) throw new Error('empty') }
+const maybeOptions = json({ limit: process.env.LIMIT, verify: maybeVerify, reviver: process.env.REVIVE === undefined ? undefined : (_key, value) => value })
+
 // morgan's named exports, imported or through `import * as`.
 token('named', () => 'named')
 format('named', ':named')
@@ -62,7 +87,7 @@ class WinstonStream implements LoggerStream {
 const f = logger('combined', { stream: { write: (message) => winston.info(message.trim()) } })
 const g = logger('combined', { stream: new WinstonStream() })
 
-export { a, annotatedReviver, b, c, d, e, everyType, f, g, h, i, methodReviver, ownType, readOrAnswer, streams }
+export { a, annotatedReviver, b, c, d, e, everyType, f, g, h, http2Server, i, maybeOptions, methodReviver, ownType, rawLimits, readOrAnswer, readTyped, sharedForm, streams }
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // default imports and on `import * as`.
