@@ -219,8 +219,12 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   req.on('error', onError)
   req.on('close', onClose)
   // A request from node:http (or node:http2) emits 'close' after 'aborted'; a stream standing in
-  // for one may signal the client leaving with 'aborted' alone, as raw-body listens for it.
-  if (!(req instanceof IncomingMessage)) req.on('aborted', onClose)
+  // for one may signal the client leaving with 'aborted' alone, as raw-body listens for it. An
+  // http2 compat request is not told to go on at 'aborted': its stream is closed but not yet
+  // destroyed there, and the compat response's end() throws an uncaught ERR_HTTP2_INVALID_STREAM
+  // in between (an app answering its error at once would crash); at 'close' it is destroyed, and
+  // end() does nothing, as when body-parser calls back.
+  if (!(req instanceof IncomingMessage) && !isHttp2Request(req)) req.on('aborted', onClose)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
     stream.on('data', onInflated)
@@ -422,6 +426,12 @@ const passedOn = new WeakSet<object>()
 export function passOn (err: BodyError): BodyError {
   passedOn.add(err)
   return err
+}
+
+// Told by shape, so that node:http2 is not loaded for servers that never use it.
+function isHttp2Request (req: BodySource): boolean {
+  const stream = (req as { stream?: unknown }).stream
+  return typeof stream === 'object' && stream !== null && typeof (stream as { respond?: unknown }).respond === 'function'
 }
 
 // Errors a source raises when its client went away, whatever they say.

@@ -492,13 +492,44 @@ describe('http2 compat requests', () => {
   it('the json() middleware reads a body streamed without a Content-Length too', async () => {
     const mw = json()
     const server = await startHttp2((req, res) => {
-      mw(req as unknown as IncomingMessage, res as unknown as ServerResponse, (err) => {
-        res.end(JSON.stringify({ err: (err as { type?: string } | undefined)?.type, body: (req as unknown as WithBody).body }))
+      mw(req, res, (err) => {
+        res.end(JSON.stringify({ err: err?.type, body: (req as unknown as WithBody).body }))
       })
     })
     try {
       const reply = await h2request(server.client, JSON_HEADERS, ['{"a":', '1}'])
       assert.deepEqual(JSON.parse(reply.body), { body: { a: 1 } })
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('the middleware on http2 compat requests', () => {
+  it('calls next with 400 request.aborted once a cancelled stream is destroyed, so an error handler that answers at once does not throw', async () => {
+    // Between the compat request's 'aborted' and its 'close', the response's end() throws
+    // ERR_HTTP2_INVALID_STREAM: an app answering the error there would crash.
+    const mw = json()
+    let handled: (outcome: unknown) => void = () => {}
+    const outcome = new Promise((resolve) => { handled = resolve })
+    const server = await startHttp2((req, res) => {
+      mw(req, res, (err) => {
+        try {
+          res.statusCode = err?.status ?? 500
+          res.end(err?.type ?? 'ok')
+          handled(err?.type)
+        } catch (thrown) {
+          handled(thrown)
+        }
+      })
+    })
+    try {
+      const stream = server.client.request({ ':method': 'POST', ':path': '/', ...JSON_HEADERS, 'content-length': 100 })
+      stream.on('error', () => {})
+      stream.write('{"a":')
+      await delay(50)
+      stream.close(http2Constants.NGHTTP2_CANCEL)
+      assert.equal(await outcome, 'request.aborted')
     } finally {
       await server.close()
     }
