@@ -329,10 +329,13 @@ function onInflated (this: Transform, chunk: Buffer): void {
 // own, whatever its length. A client sending its body a byte per chunk would make a body under
 // the limit hold two hundred times its size (100,000 one-byte chunks: about 19 MiB of heap
 // for 98 KiB of body). Past MANY_CHUNKS chunks, those under SMALL_CHUNK bytes are copied into
-// buffers of JOINED_SIZE instead, so what a request holds stays near its body's size. Bodies
-// that come in a few chunks, as nearly all do, are never copied.
-const MANY_CHUNKS = 64
+// buffers instead, each as large as the body so far (at least MIN_JOINED, at most JOINED_SIZE),
+// so what a request holds stays under about twice its body's size: a slow client trickling a
+// few bytes at a time holds a small buffer, not a 64 KiB one. Bodies that come in a few chunks,
+// as nearly all do, are never copied.
+const MANY_CHUNKS = 8
 const SMALL_CHUNK = 4096
+const MIN_JOINED = 1024
 const JOINED_SIZE = 64 * 1024
 
 function collect (state: ReadState, chunk: Buffer): void {
@@ -350,7 +353,8 @@ function collect (state: ReadState, chunk: Buffer): void {
   let joined = state.joined
   if (joined === undefined || state.joinedEnd + chunk.length > joined.length) {
     keepJoined(state)
-    joined = state.joined = Buffer.allocUnsafeSlow(JOINED_SIZE)
+    // (the size so far counts this chunk: it fits)
+    joined = state.joined = Buffer.allocUnsafeSlow(Math.min(JOINED_SIZE, Math.max(MIN_JOINED, state.size)))
     state.joinedStart = state.joinedEnd = 0
   }
   state.joinedEnd += chunk.copy(joined, state.joinedEnd)
