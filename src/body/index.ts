@@ -1,9 +1,6 @@
 // The body parsers: json, raw, text and urlencoded, each a thin variant of the one pipeline in
 // read.ts, made from its resolved options and its own `parse`; and the same four as readers that
 // return a Promise instead of setting `req.body`.
-import type { IncomingMessage } from 'node:http'
-import type { Http2ServerRequest } from 'node:http2'
-import type { FetchRequest } from './fetch.js'
 import { JSON_TYPE, createJsonParse } from './json.js'
 import { resolveCommon, resolveJson, resolveUrlencoded } from './options.js'
 import type { JsonOptions, RawOptions, TextOptions, UrlencodedOptions } from './options.js'
@@ -83,18 +80,15 @@ export function urlencoded (options?: UrlencodedOptions): BodyMiddleware {
  * @typeParam T the shape the caller expects. Nothing is validated: the value comes from the client
  *   and may be any JSON value (any object or array with `strict`); check it before use.
  * @typeParam R the kind of request, inferred from `req`; it types `req` in `type` and `verify`.
- *   With `T` given, `R` is not inferred: it is the kind of request `req` is (node:http's, http2's
- *   or Fetch's), unless given too. For a request typed as a union of those kinds, `verify` is
- *   typed with the `undefined` it receives as `res`.
+ *   TypeScript infers no type argument once one is given: with `T` given, give `R` too
+ *   (`readJson<Item, IncomingMessage>(req, { verify })`), or `type` and `verify` receive any
+ *   kind of request.
  * @param options the options of `json()`: limit `'100kb'`, inflate `true`, strict `true`,
  *   type `'application/json'`, defaultCharset `'utf-8'`, onProtoPoisoning `'error'`
  */
-export async function readJson<T = unknown, R extends IncomingMessage = IncomingMessage> (req: R, options?: JsonOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readJson<T = unknown, R extends Http2ServerRequest = Http2ServerRequest> (req: R, options?: JsonOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readJson<T = unknown, R extends FetchRequest = FetchRequest> (req: R, options?: JsonOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readJson<T = unknown, R extends BodyRequest = BodyRequest> (req: R, options?: JsonOptions<R, undefined>): Promise<T | undefined>
-export async function readJson<T> (req: BodyRequest, options?: JsonOptions<never, never>): Promise<T | undefined> {
-  return await readRequest(req, options, jsonSettings) as T | undefined
+export async function readJson<T = unknown, R extends BodyRequest = BodyRequest> (req: R,
+  options?: JsonOptions<R, ReaderResponse<R>>): Promise<T | undefined> {
+  return await readRequest(req, options as JsonOptions<never, never> | undefined, jsonSettings) as T | undefined
 }
 
 /**
@@ -127,12 +121,9 @@ export async function readText<R extends BodyRequest = BodyRequest> (req: R,
  *   parameterLimit `1000`, depth `32`, type `'application/x-www-form-urlencoded'`,
  *   defaultCharset `'utf-8'`, charsetSentinel `false`, interpretNumericEntities `false`
  */
-export async function readUrlencoded<T = Record<string, unknown>, R extends IncomingMessage = IncomingMessage> (req: R, options?: UrlencodedOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readUrlencoded<T = Record<string, unknown>, R extends Http2ServerRequest = Http2ServerRequest> (req: R, options?: UrlencodedOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readUrlencoded<T = Record<string, unknown>, R extends FetchRequest = FetchRequest> (req: R, options?: UrlencodedOptions<R, ReaderResponse<R>>): Promise<T | undefined>
-export async function readUrlencoded<T = Record<string, unknown>, R extends BodyRequest = BodyRequest> (req: R, options?: UrlencodedOptions<R, undefined>): Promise<T | undefined>
-export async function readUrlencoded<T> (req: BodyRequest, options?: UrlencodedOptions<never, never>): Promise<T | undefined> {
-  return await readRequest(req, options, urlencodedSettings) as T | undefined
+export async function readUrlencoded<T = Record<string, unknown>, R extends BodyRequest = BodyRequest> (req: R,
+  options?: UrlencodedOptions<R, ReaderResponse<R>>): Promise<T | undefined> {
+  return await readRequest(req, options as UrlencodedOptions<never, never> | undefined, urlencodedSettings) as T | undefined
 }
 
 /** What `require('foyer/body')` returns: body-parser's shape, the removed generic included. */

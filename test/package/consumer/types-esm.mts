@@ -3,8 +3,8 @@ import logger, { compile, format, token } from 'foyer/logger'
 import * as loggerModule from 'foyer/logger'
 import bodyParser, { json, urlencoded } from 'foyer/body'
 import * as bodyModule from 'foyer/body'
-import { logger as named, readJson } from 'foyer'
-import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, LoggerStream, UrlencodedOptions } from 'foyer'
+import { logger as named, readJson, readUrlencoded } from 'foyer'
+import type { BodyError, BodyErrorType, JsonOptions, LoggerOptions, LoggerStream, NodeRequest, UrlencodedOptions } from 'foyer'
 import { createWriteStream } from 'node:fs'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { createServer as createHttp2Server } from 'node:http2'
@@ -40,13 +40,24 @@ async function readOrAnswer (req: IncomingMessage): Promise<[number, string]> {
 const everyType: BodyError['type'] = 'entity.too.large' satisfies BodyErrorType
 const ownType: BodyError['type'] = 'rate.limited'
 
-// With the body's type given, `req` in `type` and `verify` is still the kind of request passed.
-async function readTyped (req: IncomingMessage, request: Request): Promise<Array<{ id: number } | undefined>> {
+// The body's type given with the request's, which then types `req` in `type` and `verify`; a
+// middleware's verify given to a reader of any Node.js request; a reader chosen at run time; a
+// reader passed through a generic wrapper, its type parameters kept.
+async function readTyped (req: IncomingMessage, request: Request, nodeRequest: NodeRequest, form: boolean): Promise<unknown[]> {
+  const verifyForMiddleware = (_req: IncomingMessage, res: ServerResponse, buf: Buffer): void => { if (buf.length === 0) res.setHeader('x-empty', '1') }
+  const read = form ? readUrlencoded : readJson
+  const logged = <A extends unknown[], V>(fn: (...args: A) => Promise<V>) => async (...args: A): Promise<V> => await fn(...args)
+  const readJsonLogged = logged(readJson)
+  const item: { id: number } | undefined = await readJsonLogged<{ id: number }, IncomingMessage>(req)
   return [
-    await readJson<{ id: number }>(req, { type: (r) => r.headers['content-type'] === 'application/json' }),
-    await readJson<{ id: number }>(request, { type: (r) => r.headers.get('content-type') === 'application/json' }),
+    item,
+    await readJson<{ id: number }, IncomingMessage>(req, { type: (r) => r.headers['content-type'] === 'application/json' }),
+    await readJson<{ id: number }, Request>(request, { type: (r) => r.headers.get('content-type') === 'application/json' }),
     // @ts-expect-error a reader has no response to give verify for a Fetch Request
-    await readJson<{ id: number }>(request, { verify (_r, res: ServerResponse) { res.setHeader('x-seen', '1') } })
+    await readJson<{ id: number }, Request>(request, { verify (_r, res: ServerResponse) { res.setHeader('x-seen', '1') } }),
+    await readJson(nodeRequest, { verify: verifyForMiddleware }),
+    await readUrlencoded(nodeRequest, { verify: verifyForMiddleware }),
+    await read(req)
   ]
 }
 
