@@ -13,7 +13,7 @@ import { resolveCommon } from '../../src/body/options.js'
 import { readBody } from '../../src/body/read.js'
 import type { ReadOptions } from '../../src/body/read.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
-import { compare, readResponse, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
+import { compare, describeValue, readResponse, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
 import type { BodyServer, Seen } from '../helpers/body-server.js'
 
 type WithBody = IncomingMessage & { body?: unknown }
@@ -283,6 +283,33 @@ describe('Content-Length that does not match the body', () => {
     assert.equal(seen.error?.type, 'request.size.invalid')
     assert.equal(seen.error?.status, 400)
     assert.deepEqual(seen.error?.props, { expected: 7, length: 7, received: 9 })
+  })
+})
+
+describe('bodies in many pieces', () => {
+  // Past a few pieces, small ones are copied together into buffers that grow with the body; large
+  // ones are kept as they come. However they alternate, the body is the same.
+  const ones = (n: number, size = 1): number[] => Array.from({ length: n }, () => size)
+  const sizes = [1, 2, 3, 5000, ...ones(30), 700, 4096, 4095, ...Array.from({ length: 200 }, (_, i) => 1 + (i % 7)), 3000, 9000, ...ones(3, 1500), ...ones(500, 100), 70_000, ...ones(40)]
+  const whole = Buffer.from(Array.from({ length: sizes.reduce((a, b) => a + b, 0) }, (_, i) => (i * 31 + 7) % 256))
+  const pieces = (buffer: Buffer, lengths: number[]): Buffer[] => {
+    let at = 0
+    return lengths.map((length) => buffer.subarray(at, (at += length)))
+  }
+
+  it('are read whole and in order, however small and large pieces alternate: req.body and what verify sees', async () => {
+    let verified: Buffer | undefined
+    const parser = raw({ limit: '1mb', verify: (_req, _res, buf) => { verified = Buffer.from(buf) } })
+    const seen = await send(server, server.mount(parser), { headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }, body: pieces(whole, sizes) })
+    assert.deepEqual(seen.body, describeValue(whole))
+    assert.ok(verified?.equals(whole))
+  })
+
+  it('decode characters cut between pieces, as body-parser does', async () => {
+    const text = JSON.stringify({ words: 'é€😀'.repeat(400) })
+    const bytes = Buffer.from(text)
+    const seen = await compare(server, json(), bodyParser.json(), { headers: { ...JSON_HEADERS, 'transfer-encoding': 'chunked' }, body: pieces(bytes, ones(bytes.length)) })
+    assert.deepEqual(seen.body, JSON.parse(text))
   })
 })
 
