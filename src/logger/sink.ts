@@ -25,8 +25,8 @@
 //   is reported once when the stream catches up. A line arriving at an empty queue is always
 //   taken: nothing is dropped while the stream keeps up.
 // - An 'error' on the stream (EPIPE, ENOSPC, EACCES...) never reaches the process as an
-//   uncaught exception: it is reported once, and later lines for that stream are dropped and
-//   counted.
+//   uncaught exception: it is reported once, and later lines for that stream, once it is
+//   destroyed or errored, are dropped and counted.
 // - At process exit ('exit' runs for process.exit(), the end of the event loop, an uncaught
 //   exception, and signal handlers that call process.exit()), lines still held here are written
 //   synchronously to the file descriptor when the stream is an fs.WriteStream or
@@ -426,7 +426,15 @@ export class Sink implements Output, Flushable {
     this.onWritten = (err) => { this.written(err) }
     if (stream instanceof EventEmitter) {
       // Without a listener, an 'error' on the stream would be thrown as an uncaught exception.
-      stream.on('error', (err: unknown) => { this.fail(err) })
+      // A node stream that fails is destroyed, or errored (without autoDestroy), by the time its
+      // 'error' is emitted: nothing more can be written to it. An 'error' that leaves the stream
+      // neither (one the app or a library emits on a stream that still works) is reported, and
+      // lines go on to it, as morgan's do; a write that then fails is caught as any other.
+      stream.on('error', (err: unknown) => {
+        const state = stream as { destroyed?: unknown, writableErrored?: unknown }
+        if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null)) this.fail(err)
+        else this.report(err)
+      })
       // A stream destroyed while we wait for 'drain' would never drain.
       stream.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
     }

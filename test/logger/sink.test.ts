@@ -788,6 +788,27 @@ describe('a stream that fails', () => {
     }
   })
 
+  it('keeps writing to a stream that still works after an \'error\' emitted on it, and says so once, as morgan goes on writing', async () => {
+    const watch = watchWarnings()
+    const out = new LineCollector()
+    out.on('error', () => { /* the app's own listener */ })
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    try {
+      for (let i = 0; i < 5; i++) {
+        await request(server.port, { path: `/${i}` })
+        if (i === 1) out.emit('error', new Error('a transport hiccup'))
+      }
+      await out.waitForLines(5)
+      assert.deepEqual(out.lines, ['/0', '/1', '/2', '/3', '/4'])
+      assert.equal(log.dropped, 0)
+      assert.equal(watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').length, 1)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('does not take the server down when the log file cannot be opened', async () => {
     const watch = watchWarnings()
     const stream = createWriteStream(join(tmpdir(), 'foyer-no-such-dir', String(process.pid), 'access.log'))
