@@ -289,6 +289,16 @@ describe('endless bodies', () => {
 })
 
 describe('slow and concurrent bodies', () => {
+  /** A server running `mw` that counts the body bytes each request has delivered so far. */
+  async function serveCounting (mw: Middleware): Promise<{ server: TestServer & { seen: Seen[] }, received: number[] }> {
+    const received: number[] = []
+    const server = await serve(mw, (req) => {
+      const i = received.push(0) - 1
+      req.on('data', (c: Buffer) => { received[i] = (received[i] as number) + c.length })
+    })
+    return { server, received }
+  }
+
   it('a slowloris body does not block other requests', async () => {
     const server = await serve(json() as Middleware)
     try {
@@ -314,11 +324,7 @@ describe('slow and concurrent bodies', () => {
     // last chunk. Kept as 60,000 Buffers each, they would hold over 100 MiB.
     const count = 10
     const chunks = 60_000
-    const received: number[] = []
-    const server = await serve(raw() as Middleware, (req) => {
-      const i = received.push(0) - 1
-      req.on('data', (c: Buffer) => { received[i] = (received[i] as number) + c.length })
-    })
+    const { server, received } = await serveCounting(raw() as Middleware)
     try {
       gc()
       const base = process.memoryUsage()
@@ -346,15 +352,11 @@ describe('slow and concurrent bodies', () => {
   })
 
   it('slow bodies that have sent a hundred bytes in a hundred pieces hold a small buffer each, not a 64 KiB one', async () => {
-    // 300 requests each stalled after 100 one-byte chunks of a 50 kB body. A 64 KiB buffer for
-    // the pieces of each would hold over 19 MiB.
+    // 300 chunked requests, each stalled after 100 one-byte chunks. A 64 KiB buffer for the
+    // pieces of each would hold over 19 MiB.
     const count = 300
     const chunks = 100
-    const received: number[] = []
-    const server = await serve(json() as Middleware, (req) => {
-      const i = received.push(0) - 1
-      req.on('data', (c: Buffer) => { received[i] = (received[i] as number) + c.length })
-    })
+    const { server, received } = await serveCounting(json() as Middleware)
     try {
       const sockets = await Promise.all(Array.from({ length: count }, async () => await rawSocket(server.port)))
       for (const s of sockets) s.on('error', () => {})
