@@ -4,8 +4,8 @@
 //   so several loggers writing to one stream share one queue and keep their lines in order.
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
 //   lines joined into one write: the lines of one event-loop turn at least, and for files,
-//   sockets and the main thread's standard output, under load, everything that arrived while the previous
-//   write was in progress or within BATCH_INTERVAL of it. A write to a file costs tens of
+//   sockets and the main thread's standard output, under load, everything that arrived while
+//   the previous write was in progress or within BATCH_INTERVAL of it. A write to a file costs tens of
 //   microseconds (stream machinery, thread pool, write(2)): one per line would cost more than
 //   making the line. Every chunk holds whole lines, so several processes appending to one file
 //   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
