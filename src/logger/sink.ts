@@ -106,6 +106,10 @@ const OBJECT_SIZE = 1024
 const BATCH_INTERVAL = 10
 const BATCH_BYTES = 256 * 1024
 
+function reasonOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
 function warn (message: string, code: string): void {
   process.emitWarning(`foyer/logger: ${message}`, { type: 'FoyerWarning', code })
 }
@@ -403,6 +407,11 @@ export class Sink implements Output, Flushable {
   private lastWrite = Number.NEGATIVE_INFINITY
   private dead = false
   private failureReported = false
+  /** An error the sink went on after (a write that threw, an 'error' on a working stream) was reported. */
+  private hiccupReported = false
+  /** The owners of the batch being written, and their counts: dropped if its write fails. */
+  private writingOwners: Owner | Owner[] | undefined
+  private writingCounts: number | number[] | undefined
   /** Lines dropped since the last report. */
   private unreported = 0
   private readonly onDrain: () => void
@@ -430,10 +439,16 @@ export class Sink implements Output, Flushable {
       // 'error' is emitted: nothing more can be written to it. An 'error' that leaves the stream
       // neither (one the app or a library emits on a stream that still works) is reported, and
       // lines go on to it, as morgan's do; a write that then fails is caught as any other.
+      // The standard output and error never look destroyed (node undoes it): an 'error' there is
+      // always a failed write.
       stream.on('error', (err: unknown) => {
         const state = stream as { destroyed?: unknown, writableErrored?: unknown }
-        if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null)) this.fail(err)
-        else this.report(err)
+        if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null) ||
+          stream === process.stdout || stream === process.stderr) {
+          this.fail(err)
+        } else {
+          this.reportHiccup(`the log stream emitted an error (${reasonOf(err)}) but is still open: lines still go to it`)
+        }
       })
       // A stream destroyed while we wait for 'drain' would never drain.
       stream.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
@@ -638,6 +653,8 @@ export class Sink implements Output, Flushable {
       } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
         this.lastWrite = monotonicMs()
+        this.writingOwners = owners
+        this.writingCounts = counts
         ok = (stream as Writable).write(data as string, this.onWritten)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
@@ -650,8 +667,9 @@ export class Sink implements Output, Flushable {
       // A `write` that throws loses these lines only; the stream may accept the next ones.
       this.inFlight = false
       this.writing = undefined
+      this.writingOwners = this.writingCounts = undefined
       this.countDropped(owners, counts)
-      this.report(err)
+      this.reportHiccup(`a write to the log stream threw (${reasonOf(err)}): its lines were dropped and counted in the middleware's \`dropped\`; later lines still go to the stream`)
       return
     }
     // A 'drain' follows a false only from node's own write(): another writer (a replaced write(),
@@ -672,9 +690,17 @@ export class Sink implements Output, Flushable {
   private written (err: unknown): void {
     this.inFlight = false
     const data = this.writing
+    const owners = this.writingOwners
+    const counts = this.writingCounts
     this.writing = undefined
+    this.writingOwners = this.writingCounts = undefined
     if (data !== undefined && (err === undefined || err === null)) this.bytes?.release(data)
-    if (err !== undefined && err !== null) { this.fail(err); return }
+    if (err !== undefined && err !== null) {
+      // the lines of the batch that failed are lost too
+      if (owners !== undefined && counts !== undefined) this.countDropped(owners, counts)
+      this.fail(err)
+      return
+    }
     if (!this.waiting) this.caughtUp()
   }
 
@@ -718,8 +744,14 @@ export class Sink implements Output, Flushable {
   private report (err: unknown): void {
     if (this.failureReported) return
     this.failureReported = true
-    const reason = err instanceof Error ? err.message : String(err)
-    warn(`the log stream failed (${reason}); lines that cannot be written to it are dropped and counted in the middleware's \`dropped\``, 'FOYER_LOG_STREAM_ERROR')
+    warn(`the log stream failed (${reasonOf(err)}); lines that cannot be written to it are dropped and counted in the middleware's \`dropped\``, 'FOYER_LOG_STREAM_ERROR')
+  }
+
+  /** Reports, once, an error the sink goes on after; a failure later is still reported (see `report`). */
+  private reportHiccup (message: string): void {
+    if (this.hiccupReported || this.failureReported) return
+    this.hiccupReported = true
+    warn(message, 'FOYER_LOG_STREAM_ERROR')
   }
 }
 
