@@ -88,6 +88,14 @@ export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMe
 export const RAW_TOKENS: unique symbol = Symbol.for('foyer.logger.rawTokens') as never
 
 /**
+ * The registry's token table carries, under this symbol, the map from each escaping wrapper to
+ * the function registered: a structured line, which escapes values its own way, calls that one
+ * for a table made from the registry's (`Object.create(tokens)`), whose inherited tokens are the
+ * wrappers.
+ */
+export const UNWRAPPED: unique symbol = Symbol.for('foyer.logger.unwrapped') as never
+
+/**
  * A format function built here (or a built-in format) carries, under this symbol, the names of
  * the tokens it can call. The middleware reads it once, at creation, to install per-response
  * hooks (such as the byte count behind `:res-bytes`) only for formats that need them. A format

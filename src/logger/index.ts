@@ -1,7 +1,7 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { recordStartTime } from './clock.js'
-import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
+import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
@@ -212,8 +212,10 @@ function createRegistry (): Registry {
   const rawTokens = Object.create(null) as Record<string, AnyToken>
   Object.defineProperty(rawTokens, VERSION, { value: { count: 0 } satisfies DefinitionCount })
   const tokens = Object.create(null) as TokenIndexer
+  const unwrapped = new WeakMap<AnyToken, AnyToken>()
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
-  return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped: new WeakMap() }
+  Object.defineProperty(tokens, UNWRAPPED, { value: unwrapped })
+  return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped }
 }
 
 const DEFAULT_MAX_PENDING = 16 * 1024 * 1024

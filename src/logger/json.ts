@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
+import { callResolved, declareUses, parseFormat, repeats, ResolvedCalls, UNWRAPPED } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 import { flattened } from './flat.js'
 
@@ -132,12 +132,24 @@ function isNumeric (call: TokenCall): boolean {
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
 }
 
-function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
+type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
+
+/**
+ * The value of `call` looked up in `tokens`, through the function registered rather than its
+ * escaping wrapper (see UNWRAPPED): the line escapes it the JSON way, once.
+ */
+function unescapedToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup, unwrap: Unwrap | undefined): unknown {
+  const fn = tokens[call.name]
+  if (typeof fn !== 'function') return callResolved(undefined, call, req, res, self)
+  return callResolved(unwrap?.get(fn) ?? fn as (...args: unknown[]) => unknown, call, req, res, self)
+}
+
+function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap | undefined): string {
   let text = ''
   for (const part of parts) {
     if (typeof part === 'string') { text += part; continue }
     // As in a text line: a token without a value reads `-`.
-    text += String(callToken(lookup, part, req, res, table) || '-')
+    text += String(unescapedToken(lookup, part, req, res, table, unwrap) || '-')
   }
   return text
 }
@@ -176,6 +188,8 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     const table = resolved.table
     const raw = resolved.raw
     const lookup = raw ?? table
+    // (a table made from the registry's inherits its wrappers, and the map to undo them)
+    const unwrap = raw === undefined ? (table as { [UNWRAPPED]?: Unwrap })[UNWRAPPED] : undefined
     let line = ''
     let held = EMPTY
     let single = 0
@@ -187,10 +201,10 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
       // The token's value, for a single-token field.
       let called: unknown
       if (field.call === undefined) {
-        inside = stringInside(joinedValue(field.parts, lookup, table, req, res), false, undefined, 0)
+        inside = stringInside(joinedValue(field.parts, lookup, table, req, res, unwrap), false, undefined, 0)
       } else {
         const n = single++
-        const value = raw !== undefined ? resolved.value(n, req, res) : callToken(lookup, field.call, req, res, table)
+        const value = raw !== undefined ? resolved.value(n, req, res) : unescapedToken(lookup, field.call, req, res, table, unwrap)
         called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue
@@ -200,8 +214,10 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
           continue
         }
         if (typeof value === 'number') {
-          if (!Number.isFinite(value)) continue
-          literal = `${value}`
+          // NaN prints `-` in a text line; Infinity, which JSON has no number for, its text.
+          if (Number.isNaN(value)) continue
+          if (Number.isFinite(value)) literal = `${value}`
+          else inside = `${value}`
         } else if (typeof value === 'boolean') {
           literal = value ? 'true' : 'false'
         } else {

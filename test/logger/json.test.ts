@@ -216,6 +216,26 @@ describe('logger.json', () => {
     assert.match((JSON.parse(format(table, req, res)) as { time: string }).time, /^\d{4}-\d\d-\d\dT/)
   })
 
+  it('escapes values once, the JSON way, when a format function passes on a table made from the one it got', async () => {
+    const spec = { ua: ':user-agent', ref: ':referrer', both: ':user-agent|:referrer' }
+    const structured = logger.json(spec)
+    const derived: FormatFn = (tokens, req, res) => structured(Object.create(tokens) as TokenIndexer, req, res)
+    const proxied: FormatFn = (tokens, req, res) => structured(new Proxy(tokens, {}), req, res)
+    const headers = { 'user-agent': 'a"b\\c', referer: 'x\ty' }
+    const expected = { ua: 'a"b\\c', ref: 'x\ty', both: 'a"b\\c|x\ty' }
+    assert.deepEqual(await objectFor(logger.json(spec), { headers }), expected)
+    assert.deepEqual(await objectFor(derived, { headers }), expected)
+    assert.deepEqual(await objectFor(proxied, { headers }), expected)
+  })
+
+  it('writes a user token\'s Infinity as text, which JSON has no number for, and leaves NaN out, as a text line prints -', async () => {
+    logger.token('json-test-infinite', (req) => req.headers['x-sign'] === '-' ? -Infinity : Infinity)
+    logger.token('json-test-nan', () => Number.NaN)
+    const spec = { ratio: ':json-test-infinite', nan: ':json-test-nan', status: ':status' }
+    assert.deepEqual(await objectFor(logger.json(spec)), { ratio: 'Infinity', status: 200 })
+    assert.deepEqual(await objectFor(logger.json(spec), { headers: { 'x-sign': '-' } }), { ratio: '-Infinity', status: 200 })
+  })
+
   it('leaves out a key whose token gives - or nothing, and keeps an unknown token as written', async () => {
     logger.token('json-test-dash', () => '-')
     const line = await objectFor(logger.json({ dash: ':json-test-dash', none: ':req[x-absent]', literal: 'fixed', unknown: ':no-such-token' }))
