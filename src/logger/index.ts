@@ -294,7 +294,8 @@ function json<Req extends IncomingMessage = IncomingMessage, Res extends ServerR
 function resolveFormat (fmt: unknown): AnyFormat {
   // morgan: `formats[name] || name || formats.default`. Any falsy format (null, '', 0, false)
   // means the default format; a name is looked up; other strings are format strings.
-  let found: unknown = typeof fmt === 'string' ? registry.formats[fmt] : undefined
+  // A name registered with an empty format falls back to the name itself, as `||` does in morgan.
+  let found: unknown = typeof fmt === 'string' ? registry.formats[fmt] || undefined : undefined
   if (found === undefined && !fmt) {
     deprecate('default format: use combined format', 'FOYER_DEP_DEFAULT_FORMAT')
     found = registry.formats.default
@@ -375,7 +376,8 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
     formatLine,
     skip,
     output,
-    objectMode: Boolean(stream.writableObjectMode),
+    // (the deprecated buffer joins lines as text, as morgan's does: objects are written as lines)
+    objectMode: Boolean(stream.writableObjectMode) && !opts.buffer,
     owner: { maxPending, dropped: 0 },
     errorReported: false
   }

@@ -63,6 +63,7 @@ export async function settle (ms = 30): Promise<void> {
 interface MorganModule {
   (format: unknown, options?: unknown): Middleware
   token: (name: string, fn: (...args: never[]) => unknown) => MorganModule
+  format: (name: string, fmt: unknown) => MorganModule
   compile: (format: string) => (tokens: unknown, req: unknown, res: unknown) => unknown
 }
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { logger } from '../../src/index.js'
-import { answer, compareWithMorgan, LineCollector, maskClock, serve, watchWarnings } from '../helpers/logger-lines.js'
+import { answer, compareWithMorgan, LineCollector, maskClock, morgan, serve, watchWarnings } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -167,6 +167,24 @@ describe('logger.format(name, format)', () => {
     } finally {
       await server.close()
     }
+  })
+
+  it('falls back to the name itself for a name registered with an empty format, as morgan does', async () => {
+    const lineOf = async (make: (stream: LineCollector) => Middleware): Promise<string[]> => {
+      const out = new LineCollector()
+      const server = await serve([make(out)], answer())
+      try {
+        await request(server.port, { path: '/' })
+        return await out.waitForLines(1)
+      } finally {
+        await server.close()
+      }
+    }
+    morgan.format('empty-format', '')
+    logger.format('empty-format', '')
+    const theirs = await lineOf((stream) => morgan('empty-format', { stream }))
+    assert.deepEqual(theirs, ['empty-format'])
+    assert.deepEqual(await lineOf((stream) => logger('empty-format', { stream }) as Middleware), theirs)
   })
 
   it('replaces a format of the same name', async () => {

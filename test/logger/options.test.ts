@@ -10,7 +10,7 @@ import connect from 'connect'
 import express from 'express'
 import { logger } from '../../src/index.js'
 import type { FormatFn, LoggerMiddleware } from '../../src/index.js'
-import { answer, callRecorder, compareWithMorgan, LineCollector, maskClock, serve, settle, sleep, waitFor, watchWarnings } from '../helpers/logger-lines.js'
+import { answer, callRecorder, compareWithMorgan, LineCollector, maskClock, morgan, serve, settle, sleep, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -269,6 +269,26 @@ describe('the legacy buffer option', () => {
     } finally {
       watch.stop()
     }
+  })
+
+  it('writes what a format returns as text lines, objects too, to an object-mode stream, as morgan\'s buffer does', async () => {
+    const written = async (make: (stream: Writable) => Middleware): Promise<unknown[]> => {
+      const chunks: unknown[] = []
+      const out = new Writable({ objectMode: true, write (chunk: unknown, _encoding, done) { chunks.push(chunk); done() } })
+      const server = await serve([make(out)], answer())
+      try {
+        await request(server.port, { path: '/a' })
+        await request(server.port, { path: '/b' })
+        await waitFor(() => chunks.length > 0)
+        return chunks
+      } finally {
+        await server.close()
+      }
+    }
+    const format = (_tokens: unknown, req: IncomingMessage): object => ({ url: req.url, toString () { return `GET ${String(req.url)}` } })
+    const theirs = await written((stream) => morgan(format, { stream, buffer: 50 }))
+    assert.deepEqual(theirs, ['GET /a\nGET /b\n'])
+    assert.deepEqual(await written((stream) => logger(format, { stream, buffer: 50 }) as Middleware), theirs)
   })
 
   it('writes what is buffered when the process exits', async () => {
