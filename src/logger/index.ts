@@ -96,7 +96,7 @@ export interface LoggerStream {
    * ways, so it fits).
    */
   write (line: string): unknown
-  /** When true, an object returned by a format function is written as-is, without newline. @default undefined */
+  /** When true, an object returned by a format function is written as-is, without newline (with the deprecated `buffer`, as a text line, as in morgan). @default undefined */
   readonly writableObjectMode?: boolean | undefined
 }
 
