@@ -95,11 +95,16 @@ export function answer (status = 200, body = 'ok', headers: Record<string, strin
 }
 
 /** Collects process warnings until `stop()`. */
-export function watchWarnings (): { warnings: Error[], stop: () => void } {
+export function watchWarnings (): { warnings: Error[], withCode: (code: string) => Error[], stop: () => void } {
   const warnings: Error[] = []
   const onWarning = (w: Error): void => { warnings.push(w) }
   process.on('warning', onWarning)
-  return { warnings, stop: () => { process.off('warning', onWarning) } }
+  return {
+    warnings,
+    /** The warnings so far with this `code`. */
+    withCode: (code) => warnings.filter((w) => (w as { code?: string }).code === code),
+    stop: () => { process.off('warning', onWarning) }
+  }
 }
 
 /** Replaces what differs between two loggers of one request: dates and total times. */

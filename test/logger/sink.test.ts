@@ -397,7 +397,7 @@ describe('streams that take bytes', () => {
       const lines = Buffer.concat(received).toString().slice(0, -1).split('\n')
       for (const line of lines) assert.match(line, /^\/\d+ p{4000}$/)
       assert.equal(new Set(lines).size, lines.length, 'no line twice')
-      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_LINES_DROPPED')
+      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
       assert.equal(reports.length, 1)
     } finally {
       watch.stop()
@@ -563,7 +563,7 @@ describe('a stream that is slow or stalls', () => {
       assert.equal(delivered + log.dropped, total, 'every line is either delivered or counted')
       // what waited never passed the bound: the first write, then at most maxPending
       assert.ok(held.bytes <= firstWrite + maxPending, `${held.bytes} bytes reached the stream`)
-      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_LINES_DROPPED')
+      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
       assert.equal(reports.length, 1)
       assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
     } finally {
@@ -759,7 +759,7 @@ describe('a stream the app ends', () => {
       await settle()
       assert.deepEqual(out.lines, ['/before'])
       assert.equal(log.dropped, 3)
-      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
       assert.equal(reports.length, 1)
       assert.match(reports[0]?.message ?? '', /the stream was ended/)
     } finally {
@@ -778,7 +778,7 @@ describe('a stream that fails', () => {
     try {
       for (let i = 0; i < 10; i++) assert.equal((await request(server.port, { path: `/${i}` })).body, 'ok')
       await settle()
-      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
       assert.equal(reports.length, 1)
       assert.match(reports[0]?.message ?? '', /write EPIPE/)
       // every line, the one whose write failed included
@@ -795,7 +795,7 @@ describe('a stream that fails', () => {
     out.on('error', () => { /* the app's own listener */ })
     const log = logger(':url', { stream: out })
     const server = await serve([log as Middleware], answer())
-    const reports = (): string[] => watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').map((w) => w.message)
+    const reports = (): string[] => watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message)
     try {
       for (let i = 0; i < 5; i++) {
         await request(server.port, { path: `/${i}` })
@@ -826,7 +826,7 @@ describe('a stream that fails', () => {
     try {
       for (let i = 0; i < 5; i++) assert.equal((await request(server.port, { path: `/${i}` })).status, 200)
       await settle()
-      const reports = watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR')
+      const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
       assert.equal(reports.length, 1)
       assert.match(reports[0]?.message ?? '', /ENOENT/)
     } finally {
@@ -850,7 +850,7 @@ describe('a stream that fails', () => {
       held.destroy(new Error('disk gone'))
       await settle()
       assert.deepEqual([a.dropped, b.dropped], [4, 2])
-      assert.equal(watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').length, 1)
+      assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
       await request(server.port, { path: '/a5' })
       await request(server.port, { path: '/b3' })
       assert.deepEqual([a.dropped, b.dropped], [5, 3])
@@ -872,7 +872,7 @@ describe('a stream that fails', () => {
       for (let i = 0; i < 3; i++) await request(server.port, { path: '/after' })
       await settle()
       assert.equal(log.dropped, 3)
-      assert.equal(watch.warnings.filter((w) => (w as { code?: string }).code === 'FOYER_LOG_STREAM_ERROR').length, 1)
+      assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
     } finally {
       watch.stop()
       await server.close()
