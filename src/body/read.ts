@@ -14,6 +14,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Readable, Transform } from 'node:stream'
 import { isUint8Array } from 'node:util/types'
 import onFinished from 'on-finished'
+import { isHttp2Compat } from '../http2.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
 import type { CharsetRule } from './charset.js'
@@ -224,7 +225,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   // destroyed there, and the compat response's end() throws an uncaught ERR_HTTP2_INVALID_STREAM
   // in between (an app answering its error at once would crash); at 'close' it is destroyed, and
   // end() does nothing, as when body-parser calls back.
-  if (!(req instanceof IncomingMessage) && !isHttp2Request(req)) req.on('aborted', onClose)
+  if (!(req instanceof IncomingMessage) && !isHttp2Compat(req)) req.on('aborted', onClose)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
     stream.on('data', onInflated)
@@ -430,12 +431,6 @@ const passedOn = new WeakSet<object>()
 export function passOn (err: BodyError): BodyError {
   passedOn.add(err)
   return err
-}
-
-// Told by shape, so that node:http2 is not loaded for servers that never use it.
-function isHttp2Request (req: BodySource): boolean {
-  const stream = (req as { stream?: unknown }).stream
-  return typeof stream === 'object' && stream !== null && typeof (stream as { respond?: unknown }).respond === 'function'
 }
 
 // Errors a source raises when its client went away, whatever they say.

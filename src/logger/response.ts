@@ -26,6 +26,7 @@ import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
 import { isUint8Array } from 'node:util/types'
+import { isHttp2Compat } from '../http2.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
 import { scheduleImmediate } from './timers.js'
@@ -211,11 +212,8 @@ function countingHttp2Write (this: Http2Counted, chunk: unknown, encoding?: unkn
   return result
 }
 
-// Told by shape, so that node:http2 is not loaded for servers that never use it.
 function isHttp2Response (res: ServerResponse): res is Http2Counted {
-  if (res instanceof ServerResponse) return false
-  const stream = (res as { stream?: unknown }).stream
-  return typeof stream === 'object' && stream !== null && typeof (stream as { respond?: unknown }).respond === 'function'
+  return !(res instanceof ServerResponse) && isHttp2Compat(res)
 }
 
 /**
