@@ -61,8 +61,11 @@ export interface Owner {
 
 /** Where a logger's lines go: a sink, or the legacy interval buffer in front of one. */
 export interface Output {
-  /** Queues `line`; with `endLine`, a text line that still needs its newline. */
-  push: (line: unknown, owner: Owner, endLine?: boolean) => void
+  /**
+   * Queues `line`; with `endLine`, a text line that still needs its newline. `lines` is how many
+   * log lines it holds (the deprecated `buffer` joins an interval's lines into one), 1 by default.
+   */
+  push: (line: unknown, owner: Owner, endLine?: boolean, lines?: number) => void
 }
 
 interface Flushable {
@@ -456,10 +459,10 @@ export class Sink implements Output, Flushable {
     holdLinesAtEnd(stream)
   }
 
-  push (item: unknown, owner: Owner, endLine = false): void {
+  push (item: unknown, owner: Owner, endLine = false, lines = 1): void {
     const line = endLine ? asText(item) : item
-    if (this.dead) { owner.dropped++; return }
-    if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, 1); return }
+    if (this.dead) { owner.dropped += lines; return }
+    if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, lines); return }
     const size = sizeOf(line) + (endLine ? 1 : 0)
     // The bound applies to what waits for the stream: a line arriving at an empty queue is always
     // taken, and lines that only wait for the batch to be written go out now rather than push a
@@ -467,8 +470,8 @@ export class Sink implements Output, Flushable {
     if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
       if (this.batched && !this.waiting && !this.inFlight) this.flush()
       if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
-        owner.dropped++
-        this.unreported++
+        owner.dropped += lines
+        this.unreported += lines
         return
       }
     }
@@ -488,10 +491,10 @@ export class Sink implements Output, Flushable {
     const last = owners.length - 1
     if (last === -1) hold(this)
     if (this.batched && last !== -1 && owners[last] === owner) {
-      this.counts[last] = (this.counts[last] as number) + 1
+      this.counts[last] = (this.counts[last] as number) + lines
     } else {
       owners.push(owner)
-      this.counts.push(1)
+      this.counts.push(lines)
     }
     if (this.waiting || this.inFlight) return
     // A replaced write() (a spy a test puts on process.stdout) gets each line at once, as from
@@ -876,8 +879,9 @@ export class IntervalBuffer implements Output, Flushable {
     shared.holding.delete(this)
     if (this.lines.length === 0 || this.owner === undefined) return
     const chunk = this.lines.join('')
+    const count = this.lines.length
     this.lines = []
-    this.sink.push(chunk, this.owner)
+    this.sink.push(chunk, this.owner, false, count)
   }
 
   flushSync (): void {

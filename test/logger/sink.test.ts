@@ -573,6 +573,38 @@ describe('a stream that is slow or stalls', () => {
     }
   })
 
+  it('counts each line of a dropped batch of the deprecated buffer, in dropped and in the report', async () => {
+    const watch = watchWarnings()
+    const held = new HeldStream()
+    const log = logger(':url :req[x-pad]', { stream: held, buffer: 100, maxPending: 4096 })
+    const server = await serve([log as Middleware], answer())
+    const wave = 20
+    try {
+      // Each wave's lines (about 2,200 bytes) are one interval's batch: the first is written (and
+      // held), the second waits, the third passes maxPending and is dropped whole.
+      for (let i = 0; i < 3; i++) {
+        await Promise.all(Array.from({ length: wave }, async (_, j) => {
+          await request(server.port, { path: `/${i}-${j}`, headers: { 'x-pad': 'p'.repeat(100) } })
+        }))
+        await settle(200)
+      }
+      assert.ok(log.dropped > 0, 'lines were dropped')
+      held.release()
+      await waitFor(() => held.received.length >= 2)
+      await settle()
+      held.release()
+      const delivered = held.received.join('').split('\n').length - 1
+      assert.equal(delivered + log.dropped, 3 * wave, 'every line is either delivered or counted')
+      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+    } finally {
+      watch.stop()
+      held.release()
+      await server.close()
+    }
+  })
+
   it('drops nothing while the stream keeps up, however small maxPending is', async () => {
     // Lines of requests one after another wait for their batch (10 ms): more than 100 bytes of
     // them, which go out at once rather than be dropped.
