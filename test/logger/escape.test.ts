@@ -102,6 +102,29 @@ describe('hostile requests', () => {
     assert.match(ours, /"GET \/a\\"b\\\\c HTTP\/1\.1"/)
   })
 
+  it('escapes the text of an array or object a token returns, which morgan writes raw; a format function still gets the value itself', async () => {
+    // as a token written in JavaScript may return them; the types ask for a string
+    const anyValue = (value: unknown): string => value as string
+    logger.token('cookies', (req) => anyValue(req.headers['set-cookie']))
+    logger.token('note', () => anyValue({ toString: () => 'a"\nb' }))
+    logger.token('nothing', () => anyValue([]))
+    const head = 'GET / HTTP/1.1\r\nHost: x\r\nSet-Cookie: a" "forged\\\r\nSet-Cookie: b\x0bc\r\nConnection: close\r\n\r\n'
+    const collector = new LineCollector()
+    let seen: unknown
+    const server = await serve([
+      logger(':method ":cookies" :note [:nothing] :status', { stream: collector }),
+      logger((tokens, req, res) => { seen = tokens.cookies?.(req, res); return '' }, { stream: new LineCollector() })
+    ], answer(), serverOptions)
+    try {
+      await send(head)(server.port)
+      const [line] = await collector.waitForLines(1)
+      assert.equal(line, 'GET "a\\" \\"forged\\\\,b\\u000bc" a\\"\\nb [] 200')
+      assert.deepEqual(seen, ['a" "forged\\', 'b\x0bc'])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('checks every value, whatever the same token gave before (clean, escaped, same length)', async () => {
     // Each value equals the one the token gave before, or differs from it by one character.
     const agents = ['agent-1.0', 'agent-1.1', 'agent"1.0', 'agent"1.0', 'agent-1.0', 'agent\\1.0', 'agent\u00851.0', 'agent\u00851.0', 'agent-1.0', 'agent-1.0x']
