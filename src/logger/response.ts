@@ -29,7 +29,7 @@ import { isUint8Array } from 'node:util/types'
 import { isHttp2Compat } from '../http2.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
-import { scheduleImmediate } from './timers.js'
+import { scheduleImmediate, scheduleTimeout } from './timers.js'
 import { beforeExitFlush } from './sink.js'
 import type { StartMark } from './clock.js'
 
@@ -332,11 +332,36 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
 // node:http's server detaches a finished response from its socket in its own 'finish' listener,
 // the first, and emits 'close' a tick later. A response no server manages, made by hand on a
 // socket of its own (as serverless adapters and test harnesses make them), keeps its socket and
-// never emits 'close': its line is written a turn after 'finish', as morgan writes it.
+// never emits 'close': its line is written a turn after 'finish', as morgan writes it. One made by
+// hand and detached from its socket by the app (the 101 of an 'upgrade' request, handed over to a
+// WebSocket) never emits 'close' either: a sweep of the finishing responses, at most one per
+// SWEEP_MS, writes the lines of those that have finished and are still waiting. Every response
+// node's server answers is detached too, so the sweep is due all the time under load; one timer
+// per SWEEP_MS costs far less than one per response.
 function emitFinish (res: Waiting, previous: Emit, args: unknown[]): boolean {
   const result = previous.apply(res, args)
-  if (res.socket !== null && res.socket !== undefined && res[PENDING] !== undefined) scheduleImmediate(runPending, res)
+  if (res[PENDING] !== undefined) {
+    if (res.socket !== null && res.socket !== undefined) scheduleImmediate(runPending, res)
+    else if (!sweepDue) {
+      sweepDue = true
+      scheduleTimeout(sweepFinished, SWEEP_MS, undefined)
+    }
+  }
   return result
+}
+
+const SWEEP_MS = 10
+let sweepDue = false
+
+// A response node's server manages has emitted 'close' by now (a tick after 'finish'), and one
+// still writing to its socket has not finished: what is left has finished, off its socket, with
+// no 'close' to come.
+function sweepFinished (): void {
+  sweepDue = false
+  for (let i = finishing.length - 1; i >= 0; i--) {
+    const res = finishing[i] as Waiting
+    if (res instanceof ServerResponse && (res.socket === null || res.socket === undefined) && res.writableFinished && !res.closed) runPending(res)
+  }
 }
 
 function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {

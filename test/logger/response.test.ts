@@ -4,11 +4,11 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { EventEmitter } from 'node:events'
-import { IncomingMessage, ServerResponse } from 'node:http'
+import { EventEmitter, once } from 'node:events'
+import { createServer, IncomingMessage, ServerResponse } from 'node:http'
 import type { OutgoingHttpHeaders } from 'node:http'
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
-import { Socket } from 'node:net'
+import { connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
@@ -222,6 +222,41 @@ describe('the end of the response', () => {
     const format = ':method :url :status :res-bytes'
     assert.deepEqual(await linesOf((stream) => logger(format, { stream }) as Middleware), ['GET /hand-made 200 2\n'])
     assert.deepEqual(await linesOf((stream) => morgan(':method :url :status', { stream })), ['GET /hand-made 200\n'])
+  })
+
+  it('writes the line of a 101 made by hand for an upgrade and detached from its socket, which never emits \'close\', as morgan writes it', async () => {
+    // as an app answers an 'upgrade' request through its middlewares, then hands the socket over
+    const linesOf = async (make: (stream: { write: (line: string) => void }) => Middleware, detach: 'after end' | 'at finish'): Promise<string[]> => {
+      const lines: string[] = []
+      const log = make({ write: (line) => { lines.push(line) } })
+      const server = createServer()
+      server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+        const res = new ServerResponse(req)
+        res.assignSocket(socket)
+        if (detach === 'at finish') res.on('finish', () => { res.detachSocket(socket) })
+        log(req, res, () => {
+          res.writeHead(101, { Upgrade: 'websocket', Connection: 'Upgrade' })
+          res.end()
+          if (detach === 'after end') res.detachSocket(socket)
+          socket.end('frame')
+        })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      try {
+        const client = connect((server.address() as AddressInfo).port, '127.0.0.1')
+        client.resume()
+        client.end('GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n')
+        await once(client, 'close')
+        await waitFor(() => lines.length === 1)
+        return lines
+      } finally {
+        server.close()
+      }
+    }
+    for (const detach of ['after end', 'at finish'] as const) {
+      assert.deepEqual(await linesOf((stream) => logger(':method :url :status', { stream }) as Middleware, detach), ['GET /ws 101\n'], detach)
+      assert.deepEqual(await linesOf((stream) => morgan(':method :url :status', { stream }), detach), ['GET /ws 101\n'], detach)
+    }
   })
 
   it('writes the lines of a response no server manages and of one sent before the logger ran while the app\'s tests run on fake timers, as morgan does', async (t) => {
