@@ -170,17 +170,31 @@ const MATCH_CACHE_SIZE = 32
 const MATCH_CACHEABLE_LENGTH = 256
 
 function typeMatcher (type: unknown): (req: BodySource) => boolean {
-  const seen = new BoundedCache<boolean>(MATCH_CACHE_SIZE, MATCH_CACHEABLE_LENGTH)
+  let seen = new BoundedCache<boolean>(MATCH_CACHE_SIZE, MATCH_CACHEABLE_LENGTH)
   // passed to type-is exactly as given (a string, an array, or anything else) so its quirks hold:
   // an empty array, for instance, takes every valid media type
   const types = type as string[]
   const takes = (header: string): boolean => typeis.is(header, types) !== false
+  // body-parser reads a `type` array on every request, so an app may add a type to it after the
+  // parser is made: the answers kept are those of the array's items when they were found.
+  const items = Array.isArray(type) ? type.slice() : undefined
   return function matchesType (req) {
     const header = req.headers['content-type']
     // no Content-Type: type-is would say no; skip its work
     if (header === undefined || header === '') return false
+    if (items !== undefined && !sameItems(types, items)) {
+      items.length = 0
+      items.push(...types)
+      seen = new BoundedCache<boolean>(MATCH_CACHE_SIZE, MATCH_CACHEABLE_LENGTH)
+    }
     return seen.get(header, takes)
   }
+}
+
+function sameItems (array: readonly unknown[], items: readonly unknown[]): boolean {
+  if (array.length !== items.length) return false
+  for (let i = 0; i < items.length; i++) if (array[i] !== items[i]) return false
+  return true
 }
 
 /** Resolves the options every parser takes; `defaultType` is the parser's own media type. */

@@ -73,6 +73,20 @@ function optionsKey (options: unknown): string | undefined {
   return key
 }
 
+/**
+ * `options` with a copy of each array in it (a `type` list): settings kept under a key made of
+ * the values are not changed when the caller later changes the array it passed, and serve
+ * another call that passes those values.
+ */
+function ownArrays<O> (options: O | undefined): O | undefined {
+  // a plain object here (see optionsKey)
+  const given = options as Record<string, unknown> | undefined
+  if (given === undefined || !Object.values(given).some(Array.isArray)) return options
+  const copy: Record<string, unknown> = { ...given }
+  for (const name of Object.keys(copy)) if (Array.isArray(copy[name])) copy[name] = (copy[name] as unknown[]).slice()
+  return copy as O
+}
+
 function resolved<O> (options: O | undefined, resolve: (options: O | undefined) => ReadOptions): ReadOptions {
   const key = optionsKey(options)
   if (key === undefined) return resolve(options)
@@ -81,7 +95,7 @@ function resolved<O> (options: O | undefined, resolve: (options: O | undefined) 
   let settings = cache.get(key)
   if (settings === undefined) {
     // bad options throw here, every time: nothing is cached for them
-    settings = resolve(options)
+    settings = resolve(ownArrays(options))
     if (cache.size >= MAX_SETTINGS) cache.clear()
     cache.set(key, settings)
   }

@@ -148,6 +148,27 @@ describe('type', () => {
     }
   })
 
+  it('reads a type array at every request, as body-parser does: a type added or taken out later counts', async () => {
+    const ourTypes = ['application/json']
+    const theirTypes = ['application/json']
+    const ours = server.mount(json({ type: ourTypes }))
+    const theirs = server.mount(bodyParser.json({ type: theirTypes }))
+    // expected: req.body as the helper describes it ({ undefined: true } when the parser passed)
+    const check = async (contentType: string, expected: unknown): Promise<void> => {
+      const options = { headers: { 'content-type': contentType }, body: '{"a":1}' }
+      const got = await send(server, ours, options)
+      assert.deepEqual({ error: got.error, body: got.body }, await send(server, theirs, options).then((r) => ({ error: r.error, body: r.body })), contentType)
+      assert.deepEqual(got.body, expected, contentType)
+    }
+    await check('application/vnd.api+json', { undefined: true })
+    await check('application/json', { a: 1 })
+    for (const types of [ourTypes, theirTypes]) types.push('application/vnd.api+json')
+    await check('application/vnd.api+json', { a: 1 })
+    for (const types of [ourTypes, theirTypes]) types.shift()
+    await check('application/json', { undefined: true })
+    await check('application/vnd.api+json', { a: 1 })
+  })
+
   it('falls back to the default for a falsy type', async () => {
     const seen = await compare(server, json({ type: '' }), bodyParser.json({ type: '' }), { headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
     assert.deepEqual(seen.body, { a: 1 })

@@ -305,6 +305,26 @@ describe('options', () => {
     }
   })
 
+  it('a type array the caller changes after a call is not what a later call passing other types gets', async () => {
+    const first = ['application/json']
+    const results: string[] = []
+    const { port, close } = await startServer((req, res) => {
+      // the first request's array is changed once its read is done; the second passes a new one
+      const types = req.url === '/first' ? first : ['application/json']
+      readJson(req, { type: types }).then((body) => {
+        if (req.url === '/first') first.push('text/plain')
+        res.end(JSON.stringify(body) ?? 'undefined')
+      }, (err: { type: string }) => { res.end(err.type) })
+    })
+    try {
+      results.push((await request(port, { path: '/first', headers: JSON_HEADERS, body: '{"a":1}' })).body)
+      results.push((await request(port, { path: '/second', headers: TEXT_HEADERS, body: '{"b":2}' })).body)
+      assert.deepEqual(results, ['{"a":1}', 'undefined'])
+    } finally {
+      await close()
+    }
+  })
+
   it('a bad option rejects on every call, not only the first', async () => {
     const options = { limit: 'lots' }
     for (let i = 0; i < 3; i++) await assert.rejects(readJson(emptyRequest(), options), /option limit "lots" is invalid/)
