@@ -8,7 +8,7 @@ import { registerFormats } from './formats.js'
 import { compileJson } from './json.js'
 import type { JsonFormatSpec } from './json.js'
 import { hookBodyBytes, hookHeaders, whenDone } from './response.js'
-import { IntervalBuffer, sinkFor } from './sink.js'
+import { IntervalBuffer, reasonOf, sinkFor } from './sink.js'
 import type { LogStream, Output, Owner } from './sink.js'
 import { registerTokens, remoteAddress } from './tokens.js'
 import type { LoggedRequest, LoggedResponse } from './tokens.js'
@@ -151,7 +151,8 @@ export interface LegacyLoggerOptions<Req extends IncomingMessage = IncomingMessa
 export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> {
   /**
    * `next` is called with no argument, or, with `immediate`, with what the format, a token or
-   * `skip` threw. Typed `(err?: Error) => void`, as @types/morgan types it, so the middleware fits
+   * `skip` threw (a falsy value thrown, which `next` would take for no error, is reported through
+   * `process.emitWarning` instead, as without `immediate`). Typed `(err?: Error) => void`, as @types/morgan types it, so the middleware fits
    * wherever one typed for @types/morgan did.
    */
   (req: Req, res: Res, next: (err?: Error) => void): void
@@ -338,7 +339,7 @@ function reportFormatError (instance: Instance, err: unknown): void {
   // morgan let this escape from the response's finish event, crashing the server.
   if (instance.errorReported) return
   instance.errorReported = true
-  const reason = err instanceof Error ? err.message : String(err)
+  const reason = reasonOf(err)
   process.emitWarning(`foyer/logger: the format, a token or skip() threw (${reason}); the line was not written`, { type: 'FoyerWarning', code: 'FOYER_LOG_FORMAT_ERROR' })
 }
 
@@ -394,8 +395,12 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
       try {
         writeLine(instance, req, res)
       } catch (err) {
-        next(err)
-        return
+        // a falsy value thrown would read as no error to next(): it is reported instead
+        if (!err) reportFormatError(instance, err)
+        else {
+          next(err)
+          return
+        }
       }
     } else {
       hookHeaders(res)

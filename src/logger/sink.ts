@@ -109,8 +109,17 @@ const OBJECT_SIZE = 1024
 const BATCH_INTERVAL = 10
 const BATCH_BYTES = 256 * 1024
 
-function reasonOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
+/**
+ * What a warning says of a thrown value. Whatever it is (an object with no prototype, which
+ * String() refuses, or a Proxy or getter that throws), describing it never throws: the warning is
+ * given where an exception would take the server down.
+ */
+export function reasonOf (err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err)
+  } catch {
+    return 'a value that cannot be shown'
+  }
 }
 
 function warn (message: string, code: string): void {

@@ -404,6 +404,50 @@ describe('errors while logging', () => {
     }
   })
 
+  it('of a falsy value thrown with immediate, which next() would take for no error, are reported', async () => {
+    const watch = watchWarnings()
+    try {
+      for (const thrown of [undefined, null, 0, '', false]) {
+        const failing = logger(() => { throw thrown }, { stream: new LineCollector(), immediate: true }) as Middleware
+        const server = await serve([failing], answer())
+        try {
+          assert.equal((await request(server.port)).status, 200)
+        } finally {
+          await server.close()
+        }
+      }
+      await settle()
+      assert.equal(watch.withCode('FOYER_LOG_FORMAT_ERROR').length, 5)
+    } finally {
+      watch.stop()
+    }
+  })
+
+  it('of a value that cannot be made into text (no prototype, a throwing getter) are reported, and the server goes on', async () => {
+    const watch = watchWarnings()
+    try {
+      const noPrototype = Object.create(null) as object
+      const badMessage = Object.defineProperty(new Error(), 'message', { get () { throw new Error('no message') } })
+      for (const thrown of [noPrototype, badMessage]) {
+        for (const immediate of [false, true]) {
+          const failing = logger(() => { throw thrown }, { stream: new LineCollector(), immediate }) as Middleware
+          const server = await serve([failing], (_req, res) => { res.end('ok') })
+          try {
+            await request(server.port)
+            await settle()
+          } finally {
+            await server.close()
+          }
+        }
+      }
+      const reports = watch.withCode('FOYER_LOG_FORMAT_ERROR')
+      assert.equal(reports.length, 2)
+      for (const report of reports) assert.match(report.message, /threw \(a value that cannot be shown\)/)
+    } finally {
+      watch.stop()
+    }
+  })
+
   it('are reported once and do not stop the server when the line is due after the response', async () => {
     const watch = watchWarnings()
     try {
