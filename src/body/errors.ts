@@ -126,9 +126,7 @@ export function sizeInvalid (received: number, expected: number): BodyError {
  * leaves `type` unset here, foyer files it under `entity.parse.failed` so every error has a type.
  */
 export function streamFailed (err: unknown): BodyError {
-  const error = createError(400, toThrowable(err))
-  if ((error as { type?: unknown }).type === undefined) (error as { type?: BodyErrorType }).type = 'entity.parse.failed'
-  return error as BodyError
+  return passOn(400, err, undefined, 'entity.parse.failed')
 }
 
 /** 413 when a form has more parameters than `parameterLimit`. */
@@ -151,12 +149,34 @@ export function protoPoisoned (key: string): BodyError {
  * `body` and its own `type` (or `entity.verify.failed`).
  */
 export function verifyFailed (thrown: unknown, body: Buffer): BodyError {
-  return createError(403, toThrowable(thrown), { body, type: ownType(thrown) ?? 'entity.verify.failed' }) as BodyError
+  return passOn(403, thrown, body, 'entity.verify.failed')
 }
 
 /** 400 when the body cannot be parsed; the parser's own error (a SyntaxError for JSON) is passed on. */
 export function parseFailed (thrown: unknown, body: string | Buffer): BodyError {
-  return createError(400, toThrowable(thrown), { body, type: ownType(thrown) ?? 'entity.parse.failed' }) as BodyError
+  return passOn(400, thrown, body, 'entity.parse.failed')
+}
+
+/**
+ * The error thrown by user code or a stream, given `status`, `body` (unless undefined) and its own
+ * `type` or `fallbackType`, as http-errors sets them. An error that cannot take them (frozen,
+ * sealed, a read-only `status`, a getter or a Proxy that throws) is replaced by the TypeError its
+ * decoration threw, as body-parser's reviver errors are when it cannot strip them: the app gets an
+ * error with a status and a type, never a bare one.
+ */
+function passOn (status: number, thrown: unknown, body: string | Buffer | undefined, fallbackType: BodyErrorType): BodyError {
+  try {
+    const type = ownType(thrown) ?? fallbackType
+    return createError(status, toThrowable(thrown), body === undefined ? { type } : { body, type }) as BodyError
+  } catch (failure) {
+    const props = body === undefined ? { type: fallbackType } : { body, type: fallbackType }
+    try {
+      const replacement = failure instanceof Error && Object.isExtensible(failure) ? failure : new TypeError('the error thrown could not be passed on')
+      return createError(status, replacement, props) as BodyError
+    } catch {
+      return createError(status, props) as BodyError
+    }
+  }
 }
 
 function ownType (thrown: unknown): unknown {

@@ -32,7 +32,9 @@ export function createJsonParse (settings: JsonSettings): (text: string) => unkn
 /**
  * JSON.parse with a reviver, whose errors are reported as body-parser reports them: an error the
  * reviver throws keeps only its message and stack, so its own `status`, `type` or other
- * properties do not reach the error passed to next (a 400 entity.parse.failed, with `body`).
+ * properties do not reach the error passed to next (a 400 entity.parse.failed, with `body`). One
+ * whose properties cannot be deleted (sealed, frozen) is replaced by the TypeError the delete
+ * throws, as in body-parser.
  */
 function parseRevived (text: string, reviver: NonNullable<JsonSettings['reviver']>): unknown {
   try {
@@ -40,9 +42,7 @@ function parseRevived (text: string, reviver: NonNullable<JsonSettings['reviver'
   } catch (err) {
     if (err !== null && typeof err === 'object') {
       for (const key of Object.getOwnPropertyNames(err)) {
-        if (key !== 'message' && key !== 'stack') {
-          try { delete (err as Record<string, unknown>)[key] } catch {}
-        }
+        if (key !== 'message' && key !== 'stack') delete (err as Record<string, unknown>)[key]
       }
     }
     throw err

@@ -257,7 +257,10 @@ export interface UrlencodedSettings {
 }
 
 export function resolveUrlencoded (options: UrlencodedOptions<never, never> | undefined, common: CommonSettings): UrlencodedSettings {
-  if (common.defaultCharset !== 'utf-8' && common.defaultCharset !== 'iso-8859-1') {
+  // checked as given, as body-parser checks it: a value that only reads as one of the two (an
+  // array, an object with a toString) is refused
+  const given = (options as { defaultCharset?: unknown } | undefined)?.defaultCharset || 'utf-8'
+  if (given !== 'utf-8' && given !== 'iso-8859-1') {
     throw new TypeError('option defaultCharset must be either utf-8 or iso-8859-1')
   }
   const extended = Boolean(options?.extended)

@@ -137,6 +137,23 @@ describe('verify errors', () => {
     }
   })
 
+  it('survive a thrown error that cannot take a status (frozen, a read-only status, a throwing getter), with a 403 (body-parser crashes on these)', async () => {
+    const throwing = [
+      Object.freeze(new Error('frozen')),
+      Object.defineProperty(new Error('read-only status'), 'status', { value: 422, writable: false }),
+      Object.defineProperty(new Error('getter'), 'type', { get () { throw new Error('no type') } }),
+      new Proxy(new Error('proxy'), { get () { throw new Error('no access') } })
+    ]
+    for (const thrown of throwing) {
+      const verify = (): void => { throw thrown }
+      const seen = await send(server, server.mount(json({ verify })), { headers: JSON_HEADERS, body: '{}' })
+      assert.equal(seen.error?.status, 403)
+      assert.equal(seen.error?.statusCode, 403)
+      assert.equal(seen.error?.type, 'entity.verify.failed')
+      assert.deepEqual(seen.error?.props, { body: { hex: Buffer.from('{}').toString('hex') } })
+    }
+  })
+
   it('come after the charset check: verify never sees a body in an unknown charset', async () => {
     let called = 0
     const verify = (): void => { called++ }

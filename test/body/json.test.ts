@@ -105,6 +105,28 @@ describe('json() reviver', () => {
     assert.equal(seen.error?.type, 'entity.parse.failed')
     assert.equal(seen.error?.message, 'bad date')
   })
+
+  it('an error the reviver throws whose properties cannot be deleted is replaced by the TypeError the delete throws, as in body-parser', async () => {
+    const reviver = (): unknown => { throw Object.seal(Object.assign(new Error('sealed'), { code: 'X' })) }
+    const seen = await compare(server, json({ reviver }), bodyParser.json({ reviver }), { headers: JSON_HEADERS, body: '{"a":1}' })
+    assert.equal(seen.error?.status, 400)
+    assert.equal(seen.error?.type, 'entity.parse.failed')
+    assert.match(seen.error?.message ?? '', /^Cannot delete property 'code'/)
+  })
+
+  it('an error the reviver throws that cannot take a status (frozen, a read-only status, a throwing getter) still gives a 400 entity.parse.failed', async () => {
+    const throwing = [
+      Object.freeze(new Error('frozen')),
+      Object.defineProperty(new Error('read-only status'), 'status', { value: 422, writable: false, configurable: false }),
+      Object.defineProperty(new Error('getter'), 'type', { get () { throw new Error('no type') }, configurable: false })
+    ]
+    for (const thrown of throwing) {
+      const seen = await send(server, server.mount(json({ reviver: () => { throw thrown } })), { headers: JSON_HEADERS, body: '{"a":1}' })
+      assert.equal(seen.error?.status, 400, thrown.message)
+      assert.equal(seen.error?.statusCode, 400, thrown.message)
+      assert.equal(seen.error?.type, 'entity.parse.failed', thrown.message)
+    }
+  })
 })
 
 describe('json() type', () => {

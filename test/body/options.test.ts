@@ -183,7 +183,7 @@ describe('inflate', () => {
 
 describe('defaultCharset', () => {
   it('is validated only by urlencoded, which takes utf-8 or iso-8859-1', () => {
-    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '']) {
+    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '', ['utf-8'], { toString: () => 'iso-8859-1' }]) {
       for (const name of Object.keys(parsers) as Name[]) sameValidation(name, { defaultCharset })
     }
     assert.throws(() => urlencoded({ defaultCharset: 'latin1' as never }), { name: 'TypeError', message: 'option defaultCharset must be either utf-8 or iso-8859-1' })
