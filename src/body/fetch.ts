@@ -197,6 +197,12 @@ class FetchBodySource extends Readable {
   }
 }
 
+// Whatever the body stream failed with, even a value String() refuses (an object with no
+// prototype) or a Proxy that throws: an exception here would leave the read unsettled.
 function toError (err: unknown): Error {
-  return err instanceof Error ? err : new Error(String(err))
+  try {
+    return err instanceof Error ? err : new Error(String(err))
+  } catch {
+    return new Error('the body stream failed')
+  }
 }

@@ -345,6 +345,13 @@ describe('bodies that cannot be read', () => {
     assert.equal(err['received'], 5)
   })
 
+  it('400 request.aborted when the body stream fails with a value that cannot be made into text (no prototype)', async () => {
+    const stream = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(Object.create(null)) } })
+    const err = await failure(readJson(post(JSON_TYPE, stream)))
+    assert.equal(err['status'], 400)
+    assert.equal(err['type'], 'request.aborted')
+  })
+
   it('500 stream.not.readable for a body stream that gives something other than bytes, and the stream is cancelled', async () => {
     for (const chunk of ['{"a":1}', new TextEncoder().encode('{"a":1}').buffer, 7]) {
       let cancelled = false
