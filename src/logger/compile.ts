@@ -313,7 +313,9 @@ function valueAt (resolved: ResolvedCalls, calls: readonly TokenCall[], i: numbe
 function textAt (resolved: ResolvedCalls, calls: readonly TokenCall[], i: number, req: IncomingMessage, res: ServerResponse): unknown {
   const value = valueAt(resolved, calls, i, req, res)
   if (typeof value === 'string') return value === '' ? '-' : value
-  if ((typeof value === 'object' && value !== null) || typeof value === 'function') return escapeLogField(String(value))
+  // made into text as morgan's `+` makes it (valueOf first: a moment or a luxon DateTime gives its
+  // number), not as String() would
+  if ((typeof value === 'object' && value !== null) || typeof value === 'function') return escapeLogField('' + value)
   return value || '-'
 }
 

@@ -108,17 +108,19 @@ describe('hostile requests', () => {
     logger.token('cookies', (req) => anyValue(req.headers['set-cookie']))
     logger.token('note', () => anyValue({ toString: () => 'a"\nb' }))
     logger.token('nothing', () => anyValue([]))
+    // made into text as morgan's `+` does: valueOf first (a moment, a luxon DateTime)
+    logger.token('when', () => anyValue({ valueOf: () => 1700000000000, toString: () => 'not this' }))
     const head = 'GET / HTTP/1.1\r\nHost: x\r\nSet-Cookie: a" "forged\\\r\nSet-Cookie: b\x0bc\r\nConnection: close\r\n\r\n'
     const collector = new LineCollector()
     let seen: unknown
     const server = await serve([
-      logger(':method ":cookies" :note [:nothing] :status', { stream: collector }),
+      logger(':method ":cookies" :note [:nothing] :when :status', { stream: collector }),
       logger((tokens, req, res) => { seen = tokens.cookies?.(req, res); return '' }, { stream: new LineCollector() })
     ], answer(), serverOptions)
     try {
       await send(head)(server.port)
       const [line] = await collector.waitForLines(1)
-      assert.equal(line, 'GET "a\\" \\"forged\\\\,b\\u000bc" a\\"\\nb [] 200')
+      assert.equal(line, 'GET "a\\" \\"forged\\\\,b\\u000bc" a\\"\\nb [] 1700000000000 200')
       assert.deepEqual(seen, ['a" "forged\\', 'b\x0bc'])
     } finally {
       await server.close()
