@@ -353,15 +353,24 @@ function emitFinish (res: Waiting, previous: Emit, args: unknown[]): boolean {
 const SWEEP_MS = 10
 let sweepDue = false
 
-// A response node's server manages has emitted 'close' by now (a tick after 'finish'), and one
-// still writing to its socket has not finished: what is left has finished, off its socket, with
-// no 'close' to come.
+// The responses that have finished, off their socket, and not closed. One node's server manages
+// has its 'close' queued on process.nextTick once it has finished: their lines are made on a tick
+// queued after it, so only those with no 'close' to come are left by then. (With real timers the
+// sweep runs after every queued tick; with only a test's fakes at hand it is itself a tick, which
+// may come between another response's 'finish' and its 'close'.)
 function sweepFinished (): void {
   sweepDue = false
-  for (let i = finishing.length - 1; i >= 0; i--) {
-    const res = finishing[i] as Waiting
-    if (res instanceof ServerResponse && (res.socket === null || res.socket === undefined) && res.writableFinished && !res.closed) runPending(res)
+  let stranded: Waiting[] | undefined
+  for (const res of finishing) {
+    if (res instanceof ServerResponse && (res.socket === null || res.socket === undefined) && res.writableFinished && !res.closed) {
+      (stranded ??= []).push(res)
+    }
   }
+  if (stranded !== undefined) process.nextTick(runStranded, stranded)
+}
+
+function runStranded (stranded: Waiting[]): void {
+  for (const res of stranded) runPending(res)
 }
 
 function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {

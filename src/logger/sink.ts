@@ -532,7 +532,7 @@ export class Sink implements Output, Flushable {
     } else {
       const queue = this.takeQueue()
       for (let i = 0; i < queue.length; i++) {
-        this.write(queue[i], owners[i] as Owner, 1)
+        this.write(queue[i], owners[i] as Owner, counts[i] as number)
         if (this.waiting || this.dead) {
           // Stopped again: keep the rest, in order, ahead of anything newer.
           for (let j = i + 1; j < queue.length; j++) this.queuedBytes += sizeOf(queue[j])
@@ -612,7 +612,7 @@ export class Sink implements Output, Flushable {
         try {
           this.stream.write(queue[i] as string)
         } catch (err) {
-          this.countDropped(owners[i] as Owner, 1)
+          this.countDropped(owners[i] as Owner, counts[i] as number)
           this.report(err)
         }
       }
