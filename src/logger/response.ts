@@ -29,7 +29,7 @@ import { isUint8Array } from 'node:util/types'
 import { isHttp2Compat } from '../http2.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
-import { scheduleImmediate, scheduleTimeout } from './timers.js'
+import { scheduleImmediate } from './timers.js'
 import { beforeExitFlush } from './sink.js'
 import type { StartMark } from './clock.js'
 
@@ -267,15 +267,14 @@ function isDone (res: ServerResponse): boolean {
 }
 
 // Responses that are finishing: from their 'prefinish' (an HTTP/2 compatibility response: from
-// its end()) to their 'close', where their lines are made (one tick after 'finish'). If the
-// process ends in between, in a callback of res.end() or a 'finish' listener (process.exit(), or
-// an exception nobody catches), 'close' never comes: the exit hook makes their lines before it
-// writes what is held. morgan writes its line at 'finish', so it has it then when the callback
-// runs after the 'finish' listeners (Node.js 20 and 22); from Node.js 24 the callbacks of
-// res.end() run before 'finish', and foyer still has it. Few responses are finishing at once (the
-// lines are made a tick later), so the list stays short: a response usually leaves from its end,
-// and one that never emits 'close' is dropped when the list reaches MAX_FINISHING. (A Set, with
-// an add and a delete per response, cost about 150 ns per response in-process.)
+// its end()) to their 'finish', where their lines are made. If the process ends in between, in a
+// callback of res.end() (process.exit(), or an exception nobody catches), 'finish' never comes:
+// the exit hook makes their lines before it writes what is held. From Node.js 24 the callbacks of
+// res.end() run before 'finish' (before morgan's line is made, so morgan loses it), and over
+// HTTP/2 on every version. Few responses are finishing at once, so the list stays short: a
+// response usually leaves from its end, and one that never finishes nor closes is dropped when
+// the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost about 150 ns
+// per response in-process.)
 const finishing: Waiting[] = []
 const MAX_FINISHING = 1024
 let finishingHooked = false
@@ -314,63 +313,23 @@ function runPending (res: Hooked): void {
   }
 }
 
-// A response emits 'close' exactly once: after 'finish', or when its connection closes first.
-// The lines wait for it in the response's own emit, which sees every event of the response
-// before its listeners do, rather than in a 'close' listener: adding a listener to each
-// response (a new key in its event table, through the shared, megamorphic code of
-// EventEmitter) and calling it cost more than looking at the few events a response emits
-// ('prefinish', 'finish', 'close'). Lines are written before the 'close' listeners run, as
-// morgan writes its line at 'finish', before 'close'.
+// A response emits 'finish' once it has handed all of itself to its connection, and 'close' once:
+// after 'finish', or when its connection closes first. The line is made at whichever comes first,
+// in the response's own emit, which sees every event of the response before its listeners do,
+// rather than in listeners: adding a listener to each response (a new key in its event table,
+// through the shared, megamorphic code of EventEmitter) and calling it cost more than looking at
+// the few events a response emits ('prefinish', 'finish', 'close'). Made before the 'finish'
+// listeners run, the line shows the response as it was sent, whatever a 'finish' listener the app
+// added after the logger does (cleaning up req.user, say), as morgan's line, made by its own
+// 'finish' listener, does; so does the line of a response no server manages, which may never
+// emit 'close' (made by hand on a socket of its own, as serverless adapters and test harnesses
+// make them, or the 101 of an 'upgrade' request, detached from its socket for a WebSocket).
 function emitWhenDone (this: Waiting, event: unknown): boolean {
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
-  if (event === 'close') runPending(this)
-  else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
-  else if (event === 'finish' && this[PENDING] !== undefined) return emitFinish(this, previous, arguments as unknown as unknown[])
+  if (event === 'finish' || event === 'close') {
+    if (this[PENDING] !== undefined) runPending(this)
+  } else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
-}
-
-// node:http's server detaches a finished response from its socket in its own 'finish' listener,
-// the first, and emits 'close' a tick later. A response no server manages, made by hand on a
-// socket of its own (as serverless adapters and test harnesses make them), keeps its socket and
-// never emits 'close': its line is written a turn after 'finish', as morgan writes it. One made by
-// hand and detached from its socket by the app (the 101 of an 'upgrade' request, handed over to a
-// WebSocket) never emits 'close' either: a sweep of the finishing responses, at most one per
-// SWEEP_MS, writes the lines of those that have finished and are still waiting. Every response
-// node's server answers is detached too, so the sweep is due all the time under load; one timer
-// per SWEEP_MS costs far less than one per response.
-function emitFinish (res: Waiting, previous: Emit, args: unknown[]): boolean {
-  const result = previous.apply(res, args)
-  if (res[PENDING] !== undefined) {
-    if (res.socket !== null && res.socket !== undefined) scheduleImmediate(runPending, res)
-    else if (!sweepDue) {
-      sweepDue = true
-      scheduleTimeout(sweepFinished, SWEEP_MS, undefined)
-    }
-  }
-  return result
-}
-
-const SWEEP_MS = 10
-let sweepDue = false
-
-// The responses that have finished, off their socket, and not closed. One node's server manages
-// has its 'close' queued on process.nextTick once it has finished: their lines are made on a tick
-// queued after it, so only those with no 'close' to come are left by then. (With real timers the
-// sweep runs after every queued tick; with only a test's fakes at hand it is itself a tick, which
-// may come between another response's 'finish' and its 'close'.)
-function sweepFinished (): void {
-  sweepDue = false
-  let stranded: Waiting[] | undefined
-  for (const res of finishing) {
-    if (res instanceof ServerResponse && (res.socket === null || res.socket === undefined) && res.writableFinished && !res.closed) {
-      (stranded ??= []).push(res)
-    }
-  }
-  if (stranded !== undefined) process.nextTick(runStranded, stranded)
-}
-
-function runStranded (stranded: Waiting[]): void {
-  for (const res of stranded) runPending(res)
 }
 
 function onFinishedFallback (this: unknown, _err: unknown, res: ServerResponse): void {

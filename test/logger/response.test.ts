@@ -363,6 +363,23 @@ describe('the end of the response', () => {
     }
   })
 
+  it('makes the line before the \'finish\' listeners the app added after the logger, so tokens see what was sent, as morgan\'s do', async () => {
+    logger.token('user', (req) => (req as IncomingMessage & { user?: string }).user)
+    morgan.token('user', (req: IncomingMessage & { user?: string }) => req.user)
+    // per-request state cleaned up once the response is sent, and a status changed too late
+    const handler: Handler = (req, res) => {
+      (req as IncomingMessage & { user?: string }).user = 'ada'
+      res.on('finish', () => {
+        delete (req as IncomingMessage & { user?: string }).user
+        res.statusCode = 299
+      })
+      answer()(req, res)
+    }
+    const { ours, theirs } = await compareWithMorgan(':method :url :status user=:user', get, { handler })
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'GET /r 200 user=ada')
+  })
+
   it('gives tokens the request the middleware saw, when it is not the one the response holds', async () => {
     const out = new LineCollector()
     logger.token('seen-user', (req) => (req as IncomingMessage & { user?: string }).user)
