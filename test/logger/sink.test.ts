@@ -42,6 +42,18 @@ class HeldStream extends Writable {
   }
 }
 
+/**
+ * Every one of `total` lines is either delivered to `held` or counted in the logger's `dropped`,
+ * and the count was reported once, when the stream drained.
+ */
+function assertDeliveredOrCounted (held: HeldStream, log: { dropped: number }, total: number, watch: ReturnType<typeof watchWarnings>): void {
+  const delivered = held.received.join('').split('\n').length - 1
+  assert.equal(delivered + log.dropped, total, 'every line is either delivered or counted')
+  const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
+  assert.equal(reports.length, 1)
+  assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+}
+
 /** Waits until the file at `path` holds `count` lines, and gives them without newlines. */
 async function linesOfFile (path: string, count: number): Promise<string[]> {
   await waitFor(() => readFileSync(path, 'utf8').split('\n').length === count + 1, 5000)
@@ -569,13 +581,9 @@ describe('a stream that is slow or stalls', () => {
       await waitFor(() => held.received.length >= 2)
       await settle()
       held.release()
-      const delivered = held.received.join('').split('\n').length - 1
-      assert.equal(delivered + log.dropped, total, 'every line is either delivered or counted')
       // what waited never passed the bound: the first write, then at most maxPending
       assert.ok(held.bytes <= firstWrite + maxPending, `${held.bytes} bytes reached the stream`)
-      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
-      assert.equal(reports.length, 1)
-      assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+      assertDeliveredOrCounted(held, log, total, watch)
     } finally {
       watch.stop()
       held.release()
@@ -603,11 +611,7 @@ describe('a stream that is slow or stalls', () => {
       await waitFor(() => held.received.length >= 2)
       await settle()
       held.release()
-      const delivered = held.received.join('').split('\n').length - 1
-      assert.equal(delivered + log.dropped, 3 * wave, 'every line is either delivered or counted')
-      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
-      assert.equal(reports.length, 1)
-      assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+      assertDeliveredOrCounted(held, log, 3 * wave, watch)
     } finally {
       watch.stop()
       held.release()
