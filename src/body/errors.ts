@@ -126,7 +126,16 @@ export function sizeInvalid (received: number, expected: number): BodyError {
  * leaves `type` unset here, foyer files it under `entity.parse.failed` so every error has a type.
  */
 export function streamFailed (err: unknown): BodyError {
-  return passOn(400, err, undefined, 'entity.parse.failed')
+  try {
+    const error = createError(400, toThrowable(err)) as { type?: unknown }
+    if (error.type === undefined) {
+      // (a `type` with only a getter is left as it is, as body-parser leaves every type)
+      try { error.type = 'entity.parse.failed' } catch {}
+    }
+    return error as BodyError
+  } catch (failure) {
+    return replaced(400, failure, { type: 'entity.parse.failed' })
+  }
 }
 
 /** 413 when a form has more parameters than `parameterLimit`. */
@@ -158,24 +167,27 @@ export function parseFailed (thrown: unknown, body: string | Buffer): BodyError 
 }
 
 /**
- * The error thrown by user code or a stream, given `status`, `body` (unless undefined) and its own
- * `type` or `fallbackType`, as http-errors sets them. An error that cannot take them (frozen,
+ * The error thrown by user code, given `status`, `body` and its own `type` or `fallbackType`, as
+ * http-errors sets them. An error that cannot take them (frozen,
  * sealed, a read-only `status`, a getter or a Proxy that throws) is replaced by the TypeError its
  * decoration threw, as body-parser's reviver errors are when it cannot strip them: the app gets an
  * error with a status and a type, never a bare one.
  */
-function passOn (status: number, thrown: unknown, body: string | Buffer | undefined, fallbackType: BodyErrorType): BodyError {
+function passOn (status: number, thrown: unknown, body: Buffer | string, fallbackType: BodyErrorType): BodyError {
   try {
-    const type = ownType(thrown) ?? fallbackType
-    return createError(status, toThrowable(thrown), body === undefined ? { type } : { body, type }) as BodyError
+    return createError(status, toThrowable(thrown), { body, type: ownType(thrown) ?? fallbackType }) as BodyError
   } catch (failure) {
-    const props = body === undefined ? { type: fallbackType } : { body, type: fallbackType }
-    try {
-      const replacement = failure instanceof Error && Object.isExtensible(failure) ? failure : new TypeError('the error thrown could not be passed on')
-      return createError(status, replacement, props) as BodyError
-    } catch {
-      return createError(status, props) as BodyError
-    }
+    return replaced(status, failure, { body, type: fallbackType })
+  }
+}
+
+/** An http-errors error made of `failure`, what decorating a thrown value threw. */
+function replaced (status: number, failure: unknown, props: Record<string, unknown>): BodyError {
+  try {
+    const replacement = failure instanceof Error && Object.isExtensible(failure) ? failure : new TypeError('the error thrown could not be passed on')
+    return createError(status, replacement, props) as BodyError
+  } catch {
+    return createError(status, props) as BodyError
   }
 }
 

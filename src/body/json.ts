@@ -33,8 +33,9 @@ export function createJsonParse (settings: JsonSettings): (text: string) => unkn
  * JSON.parse with a reviver, whose errors are reported as body-parser reports them: an error the
  * reviver throws keeps only its message and stack, so its own `status`, `type` or other
  * properties do not reach the error passed to next (a 400 entity.parse.failed, with `body`). One
- * whose properties cannot be deleted (sealed, frozen) is replaced by the TypeError the delete
- * throws, as in body-parser.
+ * whose properties cannot be deleted (sealed, frozen, with a property of its own) is replaced by
+ * the TypeError the delete throws, as in body-parser; one that cannot take the status (frozen)
+ * by the TypeError of that (see errors.ts), where body-parser's comes from rewriting its stack.
  */
 function parseRevived (text: string, reviver: NonNullable<JsonSettings['reviver']>): unknown {
   try {

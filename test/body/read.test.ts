@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import bodyParser from 'body-parser'
+import createError from 'http-errors'
 import { json, raw, readJson, text, urlencoded } from '../../src/body/index.js'
 import type { BodyMiddleware } from '../../src/body/index.js'
 import { resolveCommon } from '../../src/body/options.js'
@@ -234,6 +235,36 @@ describe('aborted requests', () => {
     const seen = await observed
     socket.destroy()
     assert.deepEqual([seen.error?.message, seen.error?.status, seen.error?.type, seen.error?.expose], ['gateway', 502, 'upstream.failed', false])
+  })
+
+  it('an error of its own is passed on itself whatever its type (a getter, read-only, falsy), and a plain object\'s properties are kept, as body-parser passes them', async () => {
+    class TypedError extends Error { get type (): string { return 'upload.broken' } }
+    const cases: Array<[string, () => unknown, (err: Record<string, unknown>, thrown: unknown) => void]> = [
+      ['a type getter', () => new TypedError('disk gone'), (err, thrown) => { assert.equal(err, thrown); assert.equal(err['status'], 400); assert.equal(err['type'], 'upload.broken') }],
+      ['a frozen http-errors error', () => Object.freeze(createError(403, 'no', { type: 'my.type' })), (err, thrown) => { assert.equal(err, thrown); assert.equal(err['status'], 403) }],
+      ['a null type', () => Object.assign(new Error('x'), { type: null }), (err, thrown) => { assert.equal(err, thrown); assert.equal(err['type'], null) }],
+      ['a plain object', () => ({ code: 'EBROKEN', message: 'broken pipe' }), (err) => { assert.equal(err['message'], 'broken pipe'); assert.equal(err['code'], 'EBROKEN'); assert.equal(err['status'], 400) }]
+    ]
+    for (const [name, make, check] of cases) {
+      let thrown: unknown
+      const mw = json()
+      let passed: (err: unknown) => void = () => {}
+      const next = new Promise<unknown>((resolve) => { passed = resolve })
+      const server = await startServer((req, res) => {
+        mw(req, res, (err) => { passed(err); res.end() })
+        req.once('data', () => { thrown = make(); req.emit('error', thrown) })
+      })
+      const socket = await rawSocket(server.port)
+      try {
+        socket.write(requestHead('/', { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+        const err = await next
+        assert.ok(err !== null && typeof err === 'object', name)
+        check(err as Record<string, unknown>, thrown)
+      } finally {
+        socket.destroy()
+        await server.close()
+      }
+    }
   })
 
   it('400 request.aborted with the bytes received and expected when the client closes mid-body', async () => {
