@@ -65,7 +65,8 @@ function optionsKey (options: unknown): string | undefined {
   if (options === undefined) return NO_OPTIONS
   if (options === null || typeof options !== 'object' || Object.getPrototypeOf(options) !== Object.prototype) return undefined
   let key = ''
-  for (const name of Object.keys(options)) {
+  // non-enumerable options too: the parsers read them
+  for (const name of Object.getOwnPropertyNames(options)) {
     const part = valueKey((options as Record<string, unknown>)[name])
     if (part === undefined) return undefined
     key += String(name.length) + ':' + name + part + ';'
@@ -81,10 +82,17 @@ function optionsKey (options: unknown): string | undefined {
 function ownArrays<O> (options: O | undefined): O | undefined {
   // a plain object here (see optionsKey)
   const given = options as Record<string, unknown> | undefined
-  if (given === undefined || !Object.values(given).some(Array.isArray)) return options
-  const copy: Record<string, unknown> = { ...given }
-  for (const name of Object.keys(copy)) if (Array.isArray(copy[name])) copy[name] = (copy[name] as unknown[]).slice()
-  return copy as O
+  if (given === undefined) return options
+  // every property kept as it is (non-enumerable, read-only), but an array is a copy
+  const descriptors = Object.getOwnPropertyDescriptors(given)
+  let copied = false
+  for (const descriptor of Object.values(descriptors)) {
+    if (Array.isArray(descriptor.value)) {
+      descriptor.value = (descriptor.value as unknown[]).slice()
+      copied = true
+    }
+  }
+  return copied ? Object.defineProperties({}, descriptors) as O : options
 }
 
 function resolved<O> (options: O | undefined, resolve: (options: O | undefined) => ReadOptions): ReadOptions {

@@ -325,6 +325,26 @@ describe('options', () => {
     }
   })
 
+  it('an option that is not enumerable counts, in the kept settings too', async () => {
+    const hidden = (limit: number, withArray: boolean): object => Object.defineProperty(withArray ? { type: ['application/json'] } : {}, 'limit', { value: limit })
+    const results: string[] = []
+    let options: object = {}
+    const { port, close } = await startServer((req, res) => {
+      readJson(req, options).then((body) => { res.end(JSON.stringify(body)) }, (err: { type: string }) => { res.end(err.type) })
+    })
+    try {
+      for (const withArray of [false, true]) {
+        for (const limit of [1000, 2]) {
+          options = hidden(limit, withArray)
+          results.push((await request(port, { headers: JSON_HEADERS, body: '{"a":1}' })).body)
+        }
+      }
+      assert.deepEqual(results, ['{"a":1}', 'entity.too.large', '{"a":1}', 'entity.too.large'])
+    } finally {
+      await close()
+    }
+  })
+
   it('a bad option rejects on every call, not only the first', async () => {
     const options = { limit: 'lots' }
     for (let i = 0; i < 3; i++) await assert.rejects(readJson(emptyRequest(), options), /option limit "lots" is invalid/)
