@@ -195,10 +195,33 @@ function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unkn
   return result
 }
 
+// The response whose end() countingEnd is running, and whether it finished in it. A socket that
+// calls back at once (as serverless adapters' do) makes the response emit 'finish' inside end(),
+// before end()'s chunk is counted: its line waits until it is.
+let ending: ServerResponse | undefined
+let finishedInEnd = false
+
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
   const taken = usable(this)
-  const result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
-  count(this, chunk, encoding, taken && this._hasBody !== false)
+  const outer = ending
+  const outerFinished = finishedInEnd
+  ending = this
+  finishedInEnd = false
+  let finished = false
+  let result: unknown
+  try {
+    result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
+  } finally {
+    finished = finishedInEnd
+    ending = outer
+    finishedInEnd = outerFinished
+    // also when a 'finish' listener threw out of end(): the response was sent
+    if (finished) {
+      count(this, chunk, encoding, taken && this._hasBody !== false)
+      runPending(this)
+    }
+  }
+  if (!finished) count(this, chunk, encoding, taken && this._hasBody !== false)
   return result
 }
 
@@ -327,7 +350,10 @@ function runPending (res: Hooked): void {
 function emitWhenDone (this: Waiting, event: unknown): boolean {
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
   if (event === 'finish' || event === 'close') {
-    if (this[PENDING] !== undefined) runPending(this)
+    if (this[PENDING] !== undefined) {
+      if (event === 'finish' && ending === this) finishedInEnd = true
+      else runPending(this)
+    }
   } else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
@@ -382,7 +408,11 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
   } else if (isDone(res)) {
     scheduleImmediate(runPending, waiting)
   } else {
-    waiting[PREVIOUS_EMIT] = res.emit as Emit
-    res.emit = emitWhenDone as ServerResponse['emit']
+    // Once per response: a second wrapper (a response that emitted 'close' by hand before it
+    // ended, then met a second logger) would make the chain of previous emits loop.
+    if (waiting[PREVIOUS_EMIT] === undefined) {
+      waiting[PREVIOUS_EMIT] = res.emit as Emit
+      res.emit = emitWhenDone as ServerResponse['emit']
+    }
   }
 }

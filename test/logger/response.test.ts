@@ -224,6 +224,51 @@ describe('the end of the response', () => {
     assert.deepEqual(await linesOf((stream) => morgan(':method :url :status', { stream })), ['GET /hand-made 200\n'])
   })
 
+  it('counts the chunk given to end() in :res-bytes when the socket calls back at once and the response finishes inside end(), as serverless adapters\' sockets do', async () => {
+    const linesOf = async (send: (res: ServerResponse) => void): Promise<string[]> => {
+      const lines: string[] = []
+      const req = new IncomingMessage(new Socket())
+      Object.assign(req, { method: 'GET', url: '/sync', headers: {}, httpVersionMajor: 1, httpVersionMinor: 1 })
+      const res = new ServerResponse(req)
+      // the shape of an adapter's socket: whatever is written is taken, and the callback comes at once
+      const socket = {
+        writable: true,
+        _writableState: {},
+        on () { return socket },
+        removeListener () { return socket },
+        destroy () {},
+        cork () {},
+        uncork () {},
+        write (_data: unknown, encoding: unknown, done?: () => void): boolean {
+          const callback = typeof encoding === 'function' ? encoding as () => void : done
+          callback?.()
+          return true
+        }
+      }
+      res.assignSocket(socket as unknown as Socket)
+      const log = logger(':status :res-bytes', { stream: { write: (line: string) => { lines.push(line) } } }) as Middleware
+      log(req, res, () => { send(res) })
+      await waitFor(() => lines.length === 1)
+      return lines
+    }
+    assert.deepEqual(await linesOf((res) => { res.end('hello') }), ['200 5\n'])
+    assert.deepEqual(await linesOf((res) => { res.write('he'); res.end('llo') }), ['200 5\n'])
+    assert.deepEqual(await linesOf((res) => { res.setHeader('Content-Length', 5); res.end('hello') }), ['200 5\n'])
+  })
+
+  it('writes a line per logger when the response emitted \'close\' by hand before the second logger ran, without looping', async () => {
+    const out = new LineCollector()
+    const first = logger('one :url', { stream: out }) as Middleware
+    const second = logger('two :url :status', { stream: out }) as Middleware
+    const server = await serve([first, (_req, res, next) => { res.emit('close'); next() }, second], answer())
+    try {
+      assert.equal((await request(server.port, { path: '/x' })).status, 200)
+      assert.deepEqual((await out.waitForLines(2)).sort(), ['one /x', 'two /x 200'])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('writes the line of a 101 made by hand for an upgrade and detached from its socket, which never emits \'close\', as morgan writes it', async () => {
     // as an app answers an 'upgrade' request through its middlewares, then hands the socket over
     const linesOf = async (make: (stream: { write: (line: string) => void }) => Middleware, detach: 'after end' | 'at finish'): Promise<string[]> => {
