@@ -129,7 +129,7 @@ export function streamFailed (err: unknown): BodyError {
   try {
     const error = createError(400, toThrowable(err)) as { type?: unknown }
     if (error.type === undefined) {
-      // (a `type` with only a getter is left as it is, as body-parser leaves every type)
+      // (a `type` that cannot be set, a getter's, is left as it is, as body-parser leaves every type)
       try { error.type = 'entity.parse.failed' } catch {}
     }
     return error as BodyError
@@ -168,10 +168,10 @@ export function parseFailed (thrown: unknown, body: string | Buffer): BodyError 
 
 /**
  * The error thrown by user code, given `status`, `body` and its own `type` or `fallbackType`, as
- * http-errors sets them. An error that cannot take them (frozen,
- * sealed, a read-only `status`, a getter or a Proxy that throws) is replaced by the TypeError its
- * decoration threw, as body-parser's reviver errors are when it cannot strip them: the app gets an
- * error with a status and a type, never a bare one.
+ * http-errors sets them. An error that cannot take them (frozen, sealed, a read-only `status`, a
+ * getter or a Proxy that throws) is replaced by the TypeError its decoration threw, as
+ * body-parser's reviver errors are when it cannot strip them: the app gets an error with a status
+ * and a type, never a bare one.
  */
 function passOn (status: number, thrown: unknown, body: Buffer | string, fallbackType: BodyErrorType): BodyError {
   try {

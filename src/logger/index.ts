@@ -152,8 +152,8 @@ export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage,
   /**
    * `next` is called with no argument, or, with `immediate`, with what the format, a token or
    * `skip` threw (a falsy value thrown, which `next` would take for no error, is reported through
-   * `process.emitWarning` instead, as without `immediate`). Typed `(err?: Error) => void`, as @types/morgan types it, so the middleware fits
-   * wherever one typed for @types/morgan did.
+   * `process.emitWarning` instead, as without `immediate`). Typed `(err?: Error) => void`, as
+   * @types/morgan types it, so the middleware fits wherever one typed for @types/morgan did.
    */
   (req: Req, res: Res, next: (err?: Error) => void): void
   /** Lines of this logger dropped because the stream fell too far behind or failed. */

@@ -769,9 +769,9 @@ export class Sink implements Output, Flushable {
 
 // A stream's end() first takes the lines still owed to it: those of responses whose end() has
 // taken effect but whose 'finish', where the line is made, has not come yet (the app may end the
-// stream in the callback of res.end(), which from Node.js 24 runs before 'finish'), those the legacy `buffer` option holds, and those the sink holds (up
-// to BATCH_INTERVAL ms of them, or lines waiting for a 'drain' that an ending stream never
-// emits). Without this they would reach an ended stream, where morgan, which writes each line at
+// stream in the callback of res.end(), which from Node.js 24 runs before 'finish'), those the
+// legacy `buffer` option holds, and those the sink holds (up to BATCH_INTERVAL ms of them, or
+// lines waiting for a 'drain' that an ending stream never emits). Without this they would reach an ended stream, where morgan, which writes each line at
 // once, had already written them: a server that ends its log stream once it has closed
 // (`server.close(() => stream.end())`) would lose its last lines. So does destroy() called
 // without an error (an app that closes a socket to its log collector at shutdown): what the
