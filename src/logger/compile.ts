@@ -72,12 +72,16 @@ export const TOKENS: unique symbol = Symbol.for('foyer.logger.tokens') as never
 
 /**
  * The value of one token call, before any defaulting: what the token function returned, or
- * the call's own text when no such token exists. Shared by every output shape (text lines now,
- * structured lines later) so a token means the same everywhere.
+ * the call's own text when no such token exists. Shared by every output shape (text lines and
+ * structured lines) so a token means the same everywhere. With `unwrap` (the map under
+ * UNWRAPPED), an escaping wrapper found in `tokens` is passed over for the function registered:
+ * a structured line escapes the value its own way.
  */
-export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens): unknown {
+export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens,
+  unwrap?: WeakMap<object, (...args: unknown[]) => unknown>): unknown {
   const fn = tokens[call.name]
-  return callResolved(typeof fn === 'function' ? fn as (...args: unknown[]) => unknown : undefined, call, req, res, self)
+  if (typeof fn !== 'function') return callResolved(undefined, call, req, res, self)
+  return callResolved(unwrap?.get(fn) ?? fn as (...args: unknown[]) => unknown, call, req, res, self)
 }
 
 /**

@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callResolved, declareUses, parseFormat, repeats, ResolvedCalls, UNWRAPPED } from './compile.js'
+import { callToken, declareUses, parseFormat, repeats, ResolvedCalls, UNWRAPPED } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 import { flattened } from './flat.js'
 
@@ -132,24 +132,16 @@ function isNumeric (call: TokenCall): boolean {
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
 }
 
+// Escaping wrappers to the functions registered (see UNWRAPPED): the line escapes values the
+// JSON way, once.
 type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
-
-/**
- * The value of `call` looked up in `tokens`, through the function registered rather than its
- * escaping wrapper (see UNWRAPPED): the line escapes it the JSON way, once.
- */
-function unescapedToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup, unwrap: Unwrap | undefined): unknown {
-  const fn = tokens[call.name]
-  if (typeof fn !== 'function') return callResolved(undefined, call, req, res, self)
-  return callResolved(unwrap?.get(fn) ?? fn as (...args: unknown[]) => unknown, call, req, res, self)
-}
 
 function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap | undefined): string {
   let text = ''
   for (const part of parts) {
     if (typeof part === 'string') { text += part; continue }
     // As in a text line: a token without a value reads `-`.
-    text += String(unescapedToken(lookup, part, req, res, table, unwrap) || '-')
+    text += String(callToken(lookup, part, req, res, table, unwrap) || '-')
   }
   return text
 }
@@ -204,7 +196,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
         inside = stringInside(joinedValue(field.parts, lookup, table, req, res, unwrap), false, undefined, 0)
       } else {
         const n = single++
-        const value = raw !== undefined ? resolved.value(n, req, res) : unescapedToken(lookup, field.call, req, res, table, unwrap)
+        const value = raw !== undefined ? resolved.value(n, req, res) : callToken(lookup, field.call, req, res, table, unwrap)
         called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue

@@ -207,21 +207,19 @@ function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unkno
   const outerFinished = finishedInEnd
   ending = this
   finishedInEnd = false
-  let finished = false
+  let threw = true
   let result: unknown
   try {
     result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
+    threw = false
   } finally {
-    finished = finishedInEnd
+    const finished = finishedInEnd
     ending = outer
     finishedInEnd = outerFinished
-    // also when a 'finish' listener threw out of end(): the response was sent
-    if (finished) {
-      count(this, chunk, encoding, taken && this._hasBody !== false)
-      runPending(this)
-    }
+    // counted also when a 'finish' listener threw out of end(): the response was sent
+    if (!threw || finished) count(this, chunk, encoding, taken && this._hasBody !== false)
+    if (finished) runPending(this)
   }
-  if (!finished) count(this, chunk, encoding, taken && this._hasBody !== false)
   return result
 }
 
