@@ -96,7 +96,10 @@ export interface LoggerStream {
    * ways, so it fits).
    */
   write (line: string): unknown
-  /** When true, an object returned by a format function is written as-is, without newline (with the deprecated `buffer`, as a text line, as in morgan). @default undefined */
+  /**
+   * When true, an object returned by a format function is written as-is, without newline (with
+   * the deprecated `buffer`, as a text line, as in morgan). @default undefined
+   */
   readonly writableObjectMode?: boolean | undefined
 }
 
@@ -118,8 +121,9 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    * fs.WriteStream or process.stdout) receives lines batched: one write holds the lines of one
    * event-loop turn, and for a file, a socket or the main thread's standard output every line
    * since the previous write, at most about 10 ms of lines under load. Other writers (object-mode
-   * streams, plain `{ write }` objects) get one call per line, synchronously, as with morgan. An 'error' on the stream is reported once through
-   * process.emitWarning and never crashes the process; lines for it are dropped from then on,
+   * streams, plain `{ write }` objects) get one call per line, synchronously, as with morgan. An
+   * 'error' on the stream is reported once through process.emitWarning and never crashes the
+   * process; lines for it are dropped from then on,
    * unless the stream is left neither destroyed nor errored (then they go on to it, as in morgan).
    * @default process.stdout
    */

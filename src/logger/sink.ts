@@ -5,9 +5,9 @@
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
 //   lines joined into one write: the lines of one event-loop turn at least, and for files,
 //   sockets and the main thread's standard output, under load, everything that arrived while
-//   the previous write was in progress or within BATCH_INTERVAL of it. A write to a file costs tens of
-//   microseconds (stream machinery, thread pool, write(2)): one per line would cost more than
-//   making the line. Every chunk holds whole lines, so several processes appending to one file
+//   the previous write was in progress or within BATCH_INTERVAL of it. A write to a file costs
+//   tens of microseconds (stream machinery, thread pool, write(2)): one per line would cost more
+//   than making the line. Every chunk holds whole lines, so several processes appending to one file
 //   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
 //   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
@@ -771,12 +771,12 @@ export class Sink implements Output, Flushable {
 // taken effect but whose 'finish', where the line is made, has not come yet (the app may end the
 // stream in the callback of res.end(), which from Node.js 24 runs before 'finish'), those the
 // legacy `buffer` option holds, and those the sink holds (up to BATCH_INTERVAL ms of them, or
-// lines waiting for a 'drain' that an ending stream never emits). Without this they would reach an ended stream, where morgan, which writes each line at
-// once, had already written them: a server that ends its log stream once it has closed
-// (`server.close(() => stream.end())`) would lose its last lines. So does destroy() called
-// without an error (an app that closes a socket to its log collector at shutdown): what the
-// stream can write before it is destroyed (a socket takes it at once) gets out, as morgan's lines
-// had. end() and destroy() are replaced on the stream object itself, once, by shared functions;
+// lines waiting for a 'drain' that an ending stream never emits). Without this they would reach
+// an ended stream, where morgan, which writes each line at once, had already written them: a
+// server that ends its log stream once it has closed (`server.close(() => stream.end())`) would
+// lose its last lines. So does destroy() called without an error (an app that closes a socket to
+// its log collector at shutdown): what the stream can write before it is destroyed (a socket
+// takes it at once) gets out, as morgan's lines had. end() and destroy() are replaced on the stream object itself, once, by shared functions;
 // close() of a file stream calls end() too. The standard output and error are no exception: an
 // app may end them before it exits.
 const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
