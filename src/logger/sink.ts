@@ -426,6 +426,8 @@ export class Sink implements Output, Flushable {
   private writingCounts: number | number[] | undefined
   /** Lines dropped since the last report. */
   private unreported = 0
+  /** The app destroyed the stream itself, without an error (see `overtaken`). */
+  private destroyedByApp = false
   private readonly onDrain: () => void
   private readonly onWritten: (err?: unknown) => void
 
@@ -454,6 +456,10 @@ export class Sink implements Output, Flushable {
       // The standard output and error never look destroyed (node undoes it): an 'error' there is
       // always a failed write.
       stream.on('error', (err: unknown) => {
+        // the app's own destroy(): what it cut short is settled by the callback of the batch's
+        // write (one writing line by line, or to a replaced write(), has none), and a line that
+        // comes later meets a destroyed stream in write()
+        if (this.batched && !hasOwnWrite(stream) && this.overtaken(err)) return
         const state = stream as { destroyed?: unknown, writableErrored?: unknown }
         if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null) ||
           stream === process.stdout || stream === process.stderr) {
@@ -618,11 +624,21 @@ export class Sink implements Output, Flushable {
       }
       return
     }
-    // Written without a completion callback: the buffer is not reused.
+    // The buffer is not reused. A failed write's lines are counted here, as a batch's are.
     const data = this.takeBatch()
     if (data === undefined) return
     try {
-      (this.stream as Writable).write(hasOwnWrite(this.stream) ? this.asText(data) : data as string)
+      const stream = this.stream as Writable
+      if (hasOwnWrite(stream)) {
+        stream.write(this.asText(data))
+      } else {
+        stream.write(data as string, (err) => {
+          const failure = this.failureOf(err)
+          if (failure === undefined) return
+          this.countDropped(owners, counts)
+          this.fail(failure)
+        })
+      }
     } catch (err) {
       this.countDropped(owners, counts)
       this.report(err)
@@ -706,6 +722,7 @@ export class Sink implements Output, Flushable {
     const counts = this.writingCounts
     this.writing = undefined
     this.writingOwners = this.writingCounts = undefined
+    err = this.failureOf(err)
     if (data !== undefined && (err === undefined || err === null)) this.bytes?.release(data)
     if (err !== undefined && err !== null) {
       // the lines of the batch that failed are lost too
@@ -731,6 +748,27 @@ export class Sink implements Output, Flushable {
     if (this.owners.length === 0) return
     if (this.batched) this.schedule()
     else this.flush()
+  }
+
+  /** The app destroys the stream, without an error: see `overtaken`. */
+  destroyedByTheApp (): void {
+    this.destroyedByApp = true
+  }
+
+  /**
+   * `err` is node's report of a write that the app's own destroy() overtook, not a failure of the
+   * stream. A file stream reports so a write whose bytes reached the file: its destroy() waits
+   * for the write in progress, which then calls back ERR_STREAM_DESTROYED.
+   */
+  private overtaken (err: unknown): boolean {
+    return this.destroyedByApp && typeof err === 'object' && err !== null &&
+      (err as { code?: unknown }).code === 'ERR_STREAM_DESTROYED'
+  }
+
+  /** What a write's callback reports, as a failure of the stream (undefined: none). */
+  private failureOf (err: unknown): unknown {
+    if (err === undefined || err === null || !this.overtaken(err)) return err ?? undefined
+    return this.stream instanceof WriteStream ? undefined : new Error('the stream was destroyed while lines were being written to it')
   }
 
   private countDropped (owners: Owner | Owner[], counts: number | number[]): void {
@@ -811,7 +849,10 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
 function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
   // Destroyed for an error (node destroys a stream that fails), or once ended: nothing more can
   // be written to it.
-  if ((args[0] === undefined || args[0] === null) && !this.destroyed && !this.writableEnded) writeOwedLines(this)
+  if ((args[0] === undefined || args[0] === null) && !this.destroyed && !this.writableEnded) {
+    sinkOf(this)?.destroyedByTheApp()
+    writeOwedLines(this)
+  }
   return (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
 }
 

@@ -817,6 +817,105 @@ describe('a stream the app ends', () => {
     assert.equal(foyerText, morganText)
   })
 
+  it('reports nothing when the app destroys its file stream in a \'finish\' listener: the line is in the file', async () => {
+    // destroy() writes the line the batch holds, and the file stream reports that write, which
+    // its destroy() overtook once the bytes were in the file, as destroyed (ERR_STREAM_DESTROYED)
+    const watch = watchWarnings()
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    await once(file, 'ready')
+    const log = logger(':url', { stream: file })
+    const server = await serve([log as Middleware], (_req, res) => {
+      res.on('finish', () => { file.destroy() })
+      res.end('ok')
+    })
+    try {
+      await request(server.port, { path: '/last' })
+      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+      await settle()
+      assert.equal(readFileSync(path, 'utf8'), '/last\n')
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
+      // a line that comes after it is counted, and said so once
+      await request(server.port, { path: '/after' })
+      await settle()
+      assert.equal(log.dropped, 1)
+      const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', /the stream was destroyed/)
+    } finally {
+      watch.stop()
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('reports nothing when the app destroys its file stream while a batch is being written to it: the line is in the file', async () => {
+    const watch = watchWarnings()
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    await once(file, 'ready')
+    // the app's destroy() comes once the first batch has gone to the file, before it is done
+    const write = file._write.bind(file)
+    let first = true
+    file._write = (chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void) => {
+      write(chunk, encoding, done)
+      if (first) { first = false; process.nextTick(() => file.destroy()) }
+    }
+    const log = logger(':url', { stream: file })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/a' })
+      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+      await settle()
+      assert.equal(readFileSync(path, 'utf8'), '/a\n')
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
+      await request(server.port, { path: '/after' })
+      await settle()
+      assert.equal(log.dropped, 1)
+      assert.match(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message).join('\n'), /^[^\n]*the stream was destroyed[^\n]*$/)
+    } finally {
+      watch.stop()
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('counts the line it wrote as the app destroyed a stream that then reports that write destroyed, and says so once', async () => {
+    // unlike a file stream's, this stream's write does not complete once destroy() has come
+    const watch = watchWarnings()
+    let received = ''
+    const stream = new Writable({
+      write (chunk: Buffer, _encoding, done) {
+        setImmediate(() => {
+          if (stream.destroyed) done(Object.assign(new Error('Cannot call write after a stream was destroyed'), { code: 'ERR_STREAM_DESTROYED' }))
+          else { received += chunk.toString(); done() }
+        })
+      }
+    })
+    stream.on('error', () => {})
+    const log = logger(':url', { stream })
+    const server = await serve([log as Middleware], (_req, res) => {
+      res.on('finish', () => { stream.destroy() })
+      res.end('ok')
+    })
+    try {
+      await request(server.port, { path: '/lost' })
+      await settle()
+      assert.equal(received, '')
+      assert.equal(log.dropped, 1)
+      const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', /the stream was destroyed while lines were being written to it/)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('counts the lines that come after its end, and says so once', async () => {
     const watch = watchWarnings()
     const out = new LineCollector()
