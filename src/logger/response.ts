@@ -132,6 +132,19 @@ const PREVIOUS_END = Symbol('foyer.logger.end')
 // Shared by every copy (see GIVEN); also the mark that the response is counted, so that one
 // copy's wrappers count it, once.
 const BODY_BYTES = Symbol.for('foyer.logger.bodyBytes')
+// The end() call in progress on a response, shared too: another copy's emit wrapper may see the
+// 'finish' that comes inside it (see countingEnd).
+const END_CALL = Symbol.for('foyer.logger.endCall')
+
+interface EndCall {
+  readonly chunk: unknown
+  readonly encoding: unknown
+  /** The connection takes what end() is given (see `usable`). */
+  readonly taken: boolean
+  /** The bytes counted before the call: a count past it came through write() inside end(). */
+  readonly before: number
+  settled: boolean
+}
 
 type Write = (this: ServerResponse, ...args: unknown[]) => unknown
 
@@ -139,6 +152,7 @@ interface Counted extends ServerResponse {
   [PREVIOUS_WRITE]?: Write
   [PREVIOUS_END]?: Write
   [BODY_BYTES]?: number
+  [END_CALL]?: EndCall | undefined
   /** node:http's own flag: false for HEAD, 204 and 304, whose body is never sent. */
   _hasBody?: boolean
 }
@@ -195,32 +209,33 @@ function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unkn
   return result
 }
 
-// The response whose end() countingEnd is running, and whether it finished in it. A socket that
-// calls back at once (as serverless adapters' do) makes the response emit 'finish' inside end(),
-// before end()'s chunk is counted: its line waits until it is.
-let ending: ServerResponse | undefined
-let finishedInEnd = false
-
+// A socket that calls back at once (as serverless adapters' and test injectors' do) makes the
+// response emit 'finish' inside end(), before end() returns: the emit wrapper (any copy's) counts
+// end()'s chunk there, before it makes the line. An end() replaced before the logger may hand its
+// chunk to this.write() (light-my-request's does), which counts it: what write() took inside
+// end() is taken off the chunk's count.
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
-  const taken = usable(this)
-  const outer = ending
-  const outerFinished = finishedInEnd
-  ending = this
-  finishedInEnd = false
-  let threw = true
+  const call: EndCall = { chunk, encoding, taken: usable(this), before: this[BODY_BYTES] as number, settled: false }
+  const outer = this[END_CALL]
+  this[END_CALL] = call
   let result: unknown
   try {
     result = (this[PREVIOUS_END] as Write).apply(this, arguments as unknown as unknown[])
-    threw = false
   } finally {
-    const finished = finishedInEnd
-    ending = outer
-    finishedInEnd = outerFinished
-    // counted also when a 'finish' listener threw out of end(): the response was sent
-    if (!threw || finished) count(this, chunk, encoding, taken && this._hasBody !== false)
-    if (finished) runPending(this)
+    this[END_CALL] = outer
   }
+  settleEnd(this, call)
   return result
+}
+
+/** Counts the chunk of an end() call that took effect, once. */
+function settleEnd (res: Counted, call: EndCall): void {
+  if (call.settled) return
+  call.settled = true
+  const chunk = call.chunk
+  if (!call.taken || res._hasBody === false || chunk === undefined || chunk === null || typeof chunk === 'function') return
+  const viaWrite = (res[BODY_BYTES] as number) - call.before
+  res[BODY_BYTES] = (res[BODY_BYTES] as number) + Math.max(0, chunkBytes(chunk, call.encoding) - viaWrite)
 }
 
 // An HTTP/2 compatibility response's end() hands its chunk to this.write(), so only write() is
@@ -349,8 +364,9 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
   const previous = this[PREVIOUS_EMIT] ?? (ServerResponse.prototype.emit as Emit)
   if (event === 'finish' || event === 'close') {
     if (this[PENDING] !== undefined) {
-      if (event === 'finish' && ending === this) finishedInEnd = true
-      else runPending(this)
+      const call = (this as Counted)[END_CALL]
+      if (call !== undefined && event === 'finish') settleEnd(this, call)
+      runPending(this)
     }
   } else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])

@@ -12,6 +12,7 @@ import { connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { logger } from '../../src/index.js'
+import { loadCopy } from '../helpers/realm.js'
 import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
 import type { SideBySide } from '../helpers/logger-lines.js'
 import { rawRequest, rawSocket, request } from '../helpers/server.js'
@@ -191,6 +192,32 @@ function handMade (): { req: IncomingMessage, res: ServerResponse } {
   return { req, res }
 }
 
+/**
+ * A real ServerResponse for GET /sync on a socket that takes whatever is written and calls back
+ * at once, as serverless adapters' sockets do: the response emits 'finish' inside end().
+ */
+function onSyncSocket (): { req: IncomingMessage, res: ServerResponse } {
+  const req = new IncomingMessage(new Socket())
+  Object.assign(req, { method: 'GET', url: '/sync', headers: {}, httpVersionMajor: 1, httpVersionMinor: 1 })
+  const res = new ServerResponse(req)
+  const socket = {
+    writable: true,
+    _writableState: {},
+    on () { return socket },
+    removeListener () { return socket },
+    destroy () {},
+    cork () {},
+    uncork () {},
+    write (_data: unknown, encoding: unknown, done?: () => void): boolean {
+      const callback = typeof encoding === 'function' ? encoding as () => void : done
+      callback?.()
+      return true
+    }
+  }
+  res.assignSocket(socket as unknown as Socket)
+  return { req, res }
+}
+
 describe('the end of the response', () => {
   it('writes one line per logger when the response finishes', async () => {
     const out = new LineCollector()
@@ -227,25 +254,7 @@ describe('the end of the response', () => {
   it('counts the chunk given to end() in :res-bytes when the socket calls back at once and the response finishes inside end(), as serverless adapters\' sockets do', async () => {
     const linesOf = async (send: (res: ServerResponse) => void): Promise<string[]> => {
       const lines: string[] = []
-      const req = new IncomingMessage(new Socket())
-      Object.assign(req, { method: 'GET', url: '/sync', headers: {}, httpVersionMajor: 1, httpVersionMinor: 1 })
-      const res = new ServerResponse(req)
-      // the shape of an adapter's socket: whatever is written is taken, and the callback comes at once
-      const socket = {
-        writable: true,
-        _writableState: {},
-        on () { return socket },
-        removeListener () { return socket },
-        destroy () {},
-        cork () {},
-        uncork () {},
-        write (_data: unknown, encoding: unknown, done?: () => void): boolean {
-          const callback = typeof encoding === 'function' ? encoding as () => void : done
-          callback?.()
-          return true
-        }
-      }
-      res.assignSocket(socket as unknown as Socket)
+      const { req, res } = onSyncSocket()
       const log = logger(':status :res-bytes', { stream: { write: (line: string) => { lines.push(line) } } }) as Middleware
       log(req, res, () => { send(res) })
       await waitFor(() => lines.length === 1)
@@ -254,6 +263,77 @@ describe('the end of the response', () => {
     assert.deepEqual(await linesOf((res) => { res.end('hello') }), ['200 5\n'])
     assert.deepEqual(await linesOf((res) => { res.write('he'); res.end('llo') }), ['200 5\n'])
     assert.deepEqual(await linesOf((res) => { res.setHeader('Content-Length', 5); res.end('hello') }), ['200 5\n'])
+  })
+
+  it('makes the line before the app\'s \'finish\' listeners run when the response finishes inside end(), as morgan does', async () => {
+    const linesOf = async (make: (stream: { write: (line: string) => void }) => Middleware): Promise<string[]> => {
+      const lines: string[] = []
+      const { req, res } = onSyncSocket()
+      make({ write: (line) => { lines.push(line) } })(req, res, () => {
+        res.on('finish', () => { res.statusCode = 599; req.url = '/changed' })
+        res.end('hello')
+      })
+      await settle()
+      return lines
+    }
+    assert.deepEqual(await linesOf((stream) => morgan(':url :status', { stream })), ['/sync 200\n'])
+    assert.deepEqual(await linesOf((stream) => logger(':url :status :res-bytes', { stream }) as Middleware), ['/sync 200 5\n'])
+  })
+
+  it('gets the line to a stream a \'finish\' listener ends when the response finishes inside end(), as morgan does', async () => {
+    const textOf = async (make: (stream: Writable) => Middleware): Promise<string> => {
+      let text = ''
+      const stream = new Writable({ write (chunk: Buffer, _encoding, done) { text += chunk.toString(); done() } })
+      const { req, res } = onSyncSocket()
+      make(stream)(req, res, () => {
+        res.on('finish', () => { stream.end() })
+        res.end('hello')
+      })
+      await settle()
+      return text
+    }
+    assert.equal(await textOf((stream) => morgan(':url :status', { stream })), '/sync 200\n')
+    assert.equal(await textOf((stream) => logger(':url :status :res-bytes', { stream }) as Middleware), '/sync 200 5\n')
+  })
+
+  it('counts the chunk of an end() replaced before the logger once, when that end() hands it to this.write(), as test injectors\' responses do', async () => {
+    type Replace = (res: ServerResponse, end: () => unknown) => ServerResponse['end']
+    const linesOf = async (replace: Replace, send: (res: ServerResponse) => void): Promise<string[]> => {
+      const lines: string[] = []
+      const { req, res } = onSyncSocket()
+      const end = res.end
+      res.end = replace(res, (...args: unknown[]) => end.apply(res, args as Parameters<ServerResponse['end']>))
+      const log = logger(':status :res-bytes', { stream: { write: (line: string) => { lines.push(line) } } }) as Middleware
+      log(req, res, () => { send(res) })
+      await waitFor(() => lines.length === 1)
+      return lines
+    }
+    // light-my-request's: the chunk goes to this.write(), then end() is called without it
+    const throughWrite: Replace = (res, end) => ((chunk?: unknown) => {
+      if (chunk !== undefined) res.write(chunk as string)
+      return end()
+    }) as ServerResponse['end']
+    assert.deepEqual(await linesOf(throughWrite, (res) => { res.end('hello') }), ['200 5\n'])
+    assert.deepEqual(await linesOf(throughWrite, (res) => { res.write('ab'); res.end('cde') }), ['200 5\n'])
+    // all but the last byte through this.write(), the last byte through end()
+    const split: Replace = (res, end) => ((chunk?: unknown) => {
+      const text = chunk as string
+      res.write(text.slice(0, -1))
+      return (end as (chunk: string) => unknown)(text.slice(-1))
+    }) as ServerResponse['end']
+    assert.deepEqual(await linesOf(split, (res) => { res.end('hello') }), ['200 5\n'])
+  })
+
+  it('gives a logger of a later copy of the module the chunk given to end() when the response finishes inside it', async () => {
+    const later = loadCopy('src/index.ts', false)
+    const lines: string[] = []
+    const stream = { write: (line: string) => { lines.push(line) } }
+    const { req, res } = onSyncSocket()
+    const first = logger('first :res-bytes', { stream }) as Middleware
+    const second = (later.logger as typeof logger)('second :res-bytes', { stream }) as Middleware
+    first(req, res, () => { second(req, res, () => { res.end('hello') }) })
+    await waitFor(() => lines.length === 2)
+    assert.deepEqual(lines.sort(), ['first 5\n', 'second 5\n'])
   })
 
   it('writes a line per logger when the response emitted \'close\' by hand before the second logger ran, without looping', async () => {
