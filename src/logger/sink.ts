@@ -197,9 +197,11 @@ const PIPE_BUF = 4096
 /**
  * Writes `data`, whole lines of text, to `fd`, in pieces of whole lines of at most PIPE_BUF bytes
  * (a longer line goes alone): a full non-blocking pipe that never takes the rest (the process is
- * exiting) then gets whole lines only, never the start of one.
+ * exiting) then gets whole lines only, never the start of one. At `position` when it is a number
+ * (a file stream opened with `start` writes at positions of its own, which leave the descriptor's
+ * offset where it was); the position after the data is returned.
  */
-export function writeAllSync (fd: number, data: Buffer): void {
+export function writeAllSync (fd: number, data: Buffer, position: number | null = null): number | null {
   let offset = 0
   let busy = 0
   while (offset < data.length) {
@@ -210,7 +212,7 @@ export function writeAllSync (fd: number, data: Buffer): void {
     }
     while (offset < end) {
       try {
-        offset += writeSync(fd, data, offset, end - offset)
+        offset += writeSync(fd, data, offset, end - offset, position === null ? null : position + offset)
       } catch (err) {
         // A non-blocking pipe that is full: retry a bounded number of times, then give up.
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && ++busy < 10_000) continue
@@ -218,6 +220,7 @@ export function writeAllSync (fd: number, data: Buffer): void {
       }
     }
   }
+  return position === null ? null : position + data.length
 }
 
 /** The end of the line going on at `from`: after its newline, or the end of `data`. */
@@ -564,8 +567,10 @@ export class Sink implements Output, Flushable {
       if (fd !== undefined) {
         // What the stream still buffers was written before these lines: keep the order.
         const earlier = stream.writableBuffer ?? []
-        for (const { chunk, encoding } of earlier) writeAllSync(fd, toBuffer(chunk, encoding))
-        writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'))
+        const pos = (stream as { pos?: unknown }).pos
+        let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
+        for (const { chunk, encoding } of earlier) position = writeAllSync(fd, toBuffer(chunk, encoding), position)
+        writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'), position)
         return
       }
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding

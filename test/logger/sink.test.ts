@@ -1099,7 +1099,7 @@ describe('lines at exit', () => {
     return dest === 'file' ? logged.split('\n').sort().join('\n').slice(1) + '\n' : logged
   }
 
-  async function runExit (mode: string, dest: 'file' | 'stdout' | 'utf16le', http2 = false): Promise<{ logged: string, code: number | null }> {
+  async function runExit (mode: string, dest: 'file' | 'stdout' | 'utf16le' | 'positioned', http2 = false): Promise<{ logged: string, code: number | null }> {
     const dir = tempDir()
     const file = join(dir, 'access.log')
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/exit-server.ts'], {
@@ -1142,6 +1142,12 @@ describe('lines at exit', () => {
       assert.equal(inOrder(logged, dest), 'arrived GET /last\ndone GET /last 200\n')
     })
   }
+
+  it('reach a file stream opened with a start position at that position, after what it wrote, when the callback of res.end() calls process.exit()', async () => {
+    const { logged, code } = await runExit('exit-in-finish', 'positioned')
+    assert.equal(code, 0)
+    assert.equal(inOrder(logged, 'file'), 'HEADER\narrived GET /last\ndone GET /last 200\n')
+  })
 
   it('reach a stream of the app\'s own in its default encoding, as any other write, when the callback of res.end() calls process.exit()', async () => {
     const { logged, code } = await runExit('exit-in-finish', 'utf16le')
