@@ -613,6 +613,8 @@ export class Sink implements Output, Flushable {
       const events = this.stream as { removeListener?: (event: string, listener: () => void) => unknown }
       if (typeof events.removeListener === 'function') events.removeListener('drain', this.onDrain)
     }
+    // the stream ends before it caught up: no later call may report them
+    this.reportDropped()
     if (this.dead || this.owners.length === 0) return
     const owners = this.owners
     const counts = this.counts
@@ -707,8 +709,11 @@ export class Sink implements Output, Flushable {
     }
     // A 'drain' follows a false only from node's own write(): another writer (a replaced write(),
     // an object passing on another stream's answer) may never emit one, and is written to as
-    // morgan writes, whatever it answers.
-    if (ok === false && this.canWait && !this.dead && !hasOwnWrite(stream)) {
+    // morgan writes, whatever it answers. A batch waits for its own write's callback instead:
+    // node's stream calls it once everything written before it, and the batch, is written, while
+    // a 'drain' waits for the stream to be empty, which another writer on it (morgan, the app's
+    // own writes) may never let happen. One batch at a time in the stream bounds what it holds.
+    if (ok === false && this.canWait && !this.dead && !this.batched && !hasOwnWrite(stream)) {
       this.waiting = true
       ;(stream as Required<Pick<EventSource, 'once'>>).once('drain', this.onDrain)
     }
@@ -745,11 +750,7 @@ export class Sink implements Output, Flushable {
 
   /** The stream accepts writes again: report what was dropped meanwhile, send what waits. */
   private caughtUp (): void {
-    if (this.unreported > 0) {
-      const n = this.unreported
-      this.unreported = 0
-      warn(`${n} log line${n === 1 ? ' was' : 's were'} dropped while the stream was not keeping up (more than maxPending bytes waiting)`, 'FOYER_LOG_LINES_DROPPED')
-    }
+    this.reportDropped()
     if (this.owners.length === 0) return
     if (this.batched) this.schedule()
     else this.flush()
@@ -774,6 +775,14 @@ export class Sink implements Output, Flushable {
   private failureOf (err: unknown): unknown {
     if (err === undefined || err === null || !this.overtaken(err)) return err ?? undefined
     return this.stream instanceof WriteStream ? undefined : new Error('the stream was destroyed while lines were being written to it')
+  }
+
+  /** Reports the lines dropped for maxPending since the last report, if any. */
+  private reportDropped (): void {
+    if (this.unreported === 0) return
+    const n = this.unreported
+    this.unreported = 0
+    warn(`${n} log line${n === 1 ? ' was' : 's were'} dropped while the stream was not keeping up (more than maxPending bytes waiting)`, 'FOYER_LOG_LINES_DROPPED')
   }
 
   private countDropped (owners: Owner | Owner[], counts: number | number[]): void {

@@ -671,6 +671,60 @@ describe('a stream that is slow or stalls', () => {
       await server.close()
     }
   })
+
+  it('goes on writing while another writer keeps the stream\'s buffer from ever emptying, so that no \'drain\' comes, as morgan goes on', async () => {
+    // Another writer adds a chunk each time one is written: the stream keeps up, yet is never
+    // empty, and a 'drain' comes only once it is.
+    const watch = watchWarnings()
+    let busy = true
+    let text = ''
+    const stream: Writable = new Writable({
+      highWaterMark: 1,
+      write (chunk: Buffer, _encoding, done) {
+        text += chunk.toString()
+        if (busy) stream.write('other\n')
+        setImmediate(done)
+      }
+    })
+    stream.write('other\n')
+    const log = logger(':url', { stream, maxPending: 1000 })
+    const server = await serve([log as Middleware], answer())
+    try {
+      const paths = Array.from({ length: 50 }, (_, i) => `/line-${i}`)
+      for (const path of paths) await request(server.port, { path })
+      const ours = (): string[] => text.split('\n').filter((line) => line.startsWith('/'))
+      await waitFor(() => ours().length === paths.length, 5000).catch(() => undefined)
+      assert.deepEqual(ours(), paths)
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.warnings.filter((w) => /foyer/.test(w.message)).map((w) => w.message), [])
+    } finally {
+      busy = false
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('reports the lines it dropped when the app ends a stream that never caught up', async () => {
+    const watch = watchWarnings()
+    const held = new HeldStream()
+    const log = logger(':url :req[x-pad]', { stream: held, maxPending: 300 })
+    const server = await serve([log as Middleware], answer())
+    try {
+      for (let i = 0; i < 10; i++) await request(server.port, { path: `/${i}`, headers: { 'x-pad': 'p'.repeat(100) } })
+      await settle(30)
+      assert.ok(log.dropped > 0)
+      assert.equal(watch.withCode('FOYER_LOG_LINES_DROPPED').length, 0, 'nothing drained yet')
+      held.end()
+      await settle()
+      const reports = watch.withCode('FOYER_LOG_LINES_DROPPED')
+      assert.equal(reports.length, 1)
+      assert.match(reports[0]?.message ?? '', new RegExp(`^foyer/logger: ${log.dropped} log lines were dropped`))
+    } finally {
+      watch.stop()
+      held.release()
+      await server.close()
+    }
+  })
 })
 
 describe('a stream the app ends', () => {
