@@ -20,9 +20,9 @@
 // - Anything else (an object-mode stream, or a plain `{ write }` object such as the adapters
 //   people write for winston) gets one write per line, synchronously, as morgan does: such
 //   writers treat each call as one record.
-// - Lines waiting (for a write in progress, or for 'drain' after write() returned false) are
-//   bounded by `maxPending` bytes; past the bound they are dropped and counted, and the count
-//   is reported once when the stream catches up. A line arriving at an empty queue is always
+// - Lines waiting (for the batch being written, or, written one by one, for 'drain' after write()
+//   returned false) are bounded by `maxPending` bytes; past the bound they are dropped and
+//   counted, and the count is reported once when the stream catches up. A line arriving at an empty queue is always
 //   taken: nothing is dropped while the stream keeps up.
 // - An 'error' on the stream (EPIPE, ENOSPC, EACCES...) never reaches the process as an
 //   uncaught exception: it is reported once, and later lines for that stream, once it is
