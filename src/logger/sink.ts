@@ -562,9 +562,9 @@ export class Sink implements Output, Flushable {
     if (this.batched) {
       const taken = this.takeBatch()
       if (taken === undefined) return
-      if (hasOwnWrite(stream)) { stream.write(this.asText(taken)); return }
+      if (hasOwnWrite(stream)) { this.send(taken); return }
       const fd = exitDescriptor(stream)
-      if (fd !== undefined) {
+      if (fd !== undefined && !Array.isArray(taken)) {
         // What the stream still buffers was written before these lines: keep the order.
         const earlier = stream.writableBuffer ?? []
         const pos = (stream as { pos?: unknown }).pos
@@ -574,7 +574,7 @@ export class Sink implements Output, Flushable {
         return
       }
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
-      stream.write(taken as string)
+      this.send(taken)
       return
     }
     const queue = this.takeQueue()
@@ -584,11 +584,29 @@ export class Sink implements Output, Flushable {
   /**
    * For a batched sink, everything held as one chunk (the encoded bytes, or the lines joined);
    * the sink holds nothing afterwards. A buffer taken here is reused only if it is set as
-   * `writing` and its write completes.
+   * `writing` and its write completes. Lines of text that the stream now decodes as base64 or
+   * hex (set after the sink was made: see the constructor) stay a list, written one by one.
    */
   private takeBatch (): unknown {
     const queue = this.takeQueue()
-    return this.bytes !== undefined ? this.bytes.take() : queue.length === 1 ? queue[0] : queue.join('')
+    if (this.bytes !== undefined) return this.bytes.take()
+    if (queue.length === 1) return queue[0]
+    return perLineEncoding(encodingOf(this.stream)) ? queue : queue.join('')
+  }
+
+  /**
+   * Hands a batch to the stream: as text to a replaced write() (see WRITABLE_WRITE), and one
+   * line per write when it is a list (see takeBatch); `done` is given to the last write.
+   */
+  private send (data: unknown, done?: (err?: unknown) => void): unknown {
+    const stream = this.stream as Writable
+    let last = data
+    if (Array.isArray(data)) {
+      for (let i = 0; i < data.length - 1; i++) stream.write(data[i] as string)
+      last = data[data.length - 1]
+    }
+    if (hasOwnWrite(stream)) return stream.write(this.asText(last))
+    return done === undefined ? stream.write(last as string) : stream.write(last as string, done)
   }
 
   /** The queued lines (none for a sink that encodes them); the sink's count of them restarts. */
@@ -635,17 +653,12 @@ export class Sink implements Output, Flushable {
     const data = this.takeBatch()
     if (data === undefined) return
     try {
-      const stream = this.stream as Writable
-      if (hasOwnWrite(stream)) {
-        stream.write(this.asText(data))
-      } else {
-        stream.write(data as string, (err) => {
-          const failure = this.failureOf(err)
-          if (failure === undefined) return
-          this.countDropped(owners, counts)
-          this.fail(failure)
-        })
-      }
+      this.send(data, (err) => {
+        const failure = this.failureOf(err)
+        if (failure === undefined) return
+        this.countDropped(owners, counts)
+        this.fail(failure)
+      })
     } catch (err) {
       this.countDropped(owners, counts)
       this.report(err)
@@ -690,12 +703,12 @@ export class Sink implements Output, Flushable {
         this.lastWrite = monotonicMs()
         this.writingOwners = owners
         this.writingCounts = counts
-        ok = (stream as Writable).write(data as string, this.onWritten)
+        ok = this.send(data, this.onWritten)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
         // the call returns.
         this.lastWrite = monotonicMs()
-        ok = stream.write(this.asText(data))
+        ok = this.send(data)
         completed = true
       }
     } catch (err) {

@@ -390,6 +390,37 @@ describe('streams that take bytes', () => {
     assert.deepEqual(ours, theirs)
   })
 
+  it('a stream set to decode text as hex or base64 after the logger was made gets the bytes of each line decoded on its own, as from morgan', async () => {
+    // what each write decoded to, in order of the lines' paths (requests answered together may log in any order)
+    const received = async (encoding: BufferEncoding, log: (stream: Writable) => Middleware): Promise<string[]> => {
+      const chunks: Buffer[] = []
+      // each write takes a while: lines that come meanwhile wait together
+      const out = new Writable({ write (chunk: Buffer, _encoding, done) { chunks.push(chunk); setTimeout(done, 20) } })
+      const middleware = log(out)
+      out.setDefaultEncoding(encoding)
+      const server = await serve([middleware], answer())
+      try {
+        // lines of requests answered together, which one batch would hold
+        const paths = ['/QUJD', '/REVG', '/R0hJ', '/SktM']
+        await Promise.all(paths.map(async (path) => await request(server.port, { path })))
+        await waitFor(() => chunks.length === paths.length, 3000).catch(() => undefined)
+        await settle(30)
+        return chunks.map((chunk) => chunk.toString('latin1')).sort()
+      } finally {
+        await server.close()
+      }
+    }
+    // the path as hex for a stream decoding hex: a newline ends what hex decodes
+    const hexFormat: FormatFn = (_tokens, req) => Buffer.from(req.url ?? '').toString('hex')
+    for (const encoding of ['hex', 'base64'] as const) {
+      const format = encoding === 'hex' ? hexFormat : ':url'
+      const theirs = await received(encoding, (stream) => morgan(format, { stream }))
+      const ours = await received(encoding, (stream) => logger(format, { stream }) as Middleware)
+      assert.equal(theirs.length, 4)
+      assert.deepEqual(ours, theirs, encoding)
+    }
+  })
+
   it('a socket that stops reading: lines wait up to maxPending, the rest are dropped and counted, the lines that arrive are whole', async () => {
     const watch = watchWarnings()
     // a log collector that reads nothing until told to
