@@ -141,8 +141,8 @@ interface EndCall {
   readonly encoding: unknown
   /** The connection takes what end() is given (see `usable`). */
   readonly taken: boolean
-  /** The bytes counted before the call: a count past it came through write() inside end(). */
-  readonly before: number
+  /** The chunk was handed to this.write() inside end(), which counted it. */
+  passed: boolean
   settled: boolean
 }
 
@@ -203,6 +203,8 @@ function usable (res: Counted): boolean {
 }
 
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
+  const call = this[END_CALL]
+  if (call !== undefined && chunk === call.chunk) call.passed = true
   const taken = usable(this)
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
   count(this, chunk, encoding, taken && this._hasBody !== false)
@@ -212,10 +214,10 @@ function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unkn
 // A socket that calls back at once (as serverless adapters' and test injectors' do) makes the
 // response emit 'finish' inside end(), before end() returns: the emit wrapper (any copy's) counts
 // end()'s chunk there, before it makes the line. An end() replaced before the logger may hand its
-// chunk to this.write() (light-my-request's does), which counts it: what write() took inside
-// end() is taken off the chunk's count.
+// chunk to this.write() (light-my-request's does), which counts it: the chunk is not counted
+// again. Other writes inside end() (a footer an end() adds) count as any write.
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
-  const call: EndCall = { chunk, encoding, taken: usable(this), before: this[BODY_BYTES] as number, settled: false }
+  const call: EndCall = { chunk, encoding, taken: usable(this), passed: false, settled: false }
   const outer = this[END_CALL]
   this[END_CALL] = call
   let result: unknown
@@ -232,10 +234,7 @@ function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unkno
 function settleEnd (res: Counted, call: EndCall): void {
   if (call.settled) return
   call.settled = true
-  const chunk = call.chunk
-  if (!call.taken || res._hasBody === false || chunk === undefined || chunk === null || typeof chunk === 'function') return
-  const viaWrite = (res[BODY_BYTES] as number) - call.before
-  res[BODY_BYTES] = (res[BODY_BYTES] as number) + Math.max(0, chunkBytes(chunk, call.encoding) - viaWrite)
+  if (!call.passed) count(res, call.chunk, call.encoding, call.taken && res._hasBody !== false)
 }
 
 // An HTTP/2 compatibility response's end() hands its chunk to this.write(), so only write() is

@@ -315,13 +315,28 @@ describe('the end of the response', () => {
     }) as ServerResponse['end']
     assert.deepEqual(await linesOf(throughWrite, (res) => { res.end('hello') }), ['200 5\n'])
     assert.deepEqual(await linesOf(throughWrite, (res) => { res.write('ab'); res.end('cde') }), ['200 5\n'])
-    // all but the last byte through this.write(), the last byte through end()
-    const split: Replace = (res, end) => ((chunk?: unknown) => {
-      const text = chunk as string
-      res.write(text.slice(0, -1))
-      return (end as (chunk: string) => unknown)(text.slice(-1))
-    }) as ServerResponse['end']
-    assert.deepEqual(await linesOf(split, (res) => { res.end('hello') }), ['200 5\n'])
+    assert.deepEqual(await linesOf(throughWrite, (res) => { res.end(Buffer.from('hello')) }), ['200 5\n'])
+  })
+
+  it('counts what an end() replaced before the logger writes through this.write() before passing its own chunk on', async () => {
+    // a middleware that adds a footer to every response, over a real connection
+    const footer: Middleware = (_req, res, next) => {
+      const end = res.end
+      res.end = function (this: ServerResponse, chunk?: unknown) {
+        this.write('<footer>')
+        return (end as (this: ServerResponse, chunk: string) => ServerResponse).call(this, chunk as string)
+      } as ServerResponse['end']
+      next()
+    }
+    const out = new LineCollector()
+    const server = await serve([footer, logger(':url :res-bytes', { stream: out }) as Middleware], (req, res) => { res.end(req.url === '/long' ? 'x'.repeat(29) : 'hello') })
+    try {
+      assert.equal((await request(server.port, { path: '/short' })).body, '<footer>hello')
+      assert.equal((await request(server.port, { path: '/long' })).body.length, 37)
+      assert.deepEqual(await out.waitForLines(2), ['/short 13', '/long 37'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('gives a logger of a later copy of the module the chunk given to end() when the response finishes inside it', async () => {
