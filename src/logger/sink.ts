@@ -378,6 +378,12 @@ function hasOwnWrite (stream: LogStream): boolean {
   return stream.write !== WRITABLE_WRITE
 }
 
+/** The lines of a batch handed to the stream ahead of its end() or destroy(). */
+interface HeldWrite {
+  readonly owners: Owner | Owner[]
+  readonly counts: number | number[]
+}
+
 /** The file descriptor lines can be written to synchronously at exit, if there is one. */
 function exitDescriptor (stream: EventSource): number | undefined {
   if (stream === process.stdout || stream === process.stderr || stream instanceof WriteStream) {
@@ -431,6 +437,10 @@ export class Sink implements Output, Flushable {
   private unreported = 0
   /** The app destroyed the stream itself, without an error (see `overtaken`). */
   private destroyedByApp = false
+  /** The chunks the stream still held, not yet writing them, when the app destroyed it. */
+  private bufferedAtDestroy: Set<unknown> | undefined
+  /** Batches handed over ahead of the stream's end() or destroy() whose write has not called back. */
+  private readonly heldWrites: HeldWrite[] = []
   private readonly onDrain: () => void
   private readonly onWritten: (err?: unknown) => void
 
@@ -471,8 +481,7 @@ export class Sink implements Output, Flushable {
           this.reportHiccup(`the log stream emitted an error (${reasonOf(err)}) but is still open: lines still go to it`)
         }
       })
-      // A stream destroyed while we wait for 'drain' would never drain.
-      stream.on('close', () => { if (this.waiting) this.fail(new Error('the stream closed before draining')) })
+      stream.on('close', () => { this.closed() })
     }
     holdLinesAtEnd(stream)
   }
@@ -652,9 +661,15 @@ export class Sink implements Output, Flushable {
     // The buffer is not reused. A failed write's lines are counted here, as a batch's are.
     const data = this.takeBatch()
     if (data === undefined) return
+    const held: HeldWrite = { owners, counts }
+    this.heldWrites.push(held)
     try {
       this.send(data, (err) => {
-        const failure = this.failureOf(err)
+        const at = this.heldWrites.indexOf(held)
+        // counted already, if the stream closed first (see `closed`)
+        if (at === -1) return
+        this.heldWrites.splice(at, 1)
+        const failure = this.failureOf(err, data)
         if (failure === undefined) return
         this.countDropped(owners, counts)
         this.fail(failure)
@@ -745,7 +760,7 @@ export class Sink implements Output, Flushable {
     const counts = this.writingCounts
     this.writing = undefined
     this.writingOwners = this.writingCounts = undefined
-    err = this.failureOf(err)
+    err = this.failureOf(err, data)
     if (data !== undefined && (err === undefined || err === null)) this.bytes?.release(data)
     if (err !== undefined && err !== null) {
       // the lines of the batch that failed are lost too
@@ -769,25 +784,50 @@ export class Sink implements Output, Flushable {
     else this.flush()
   }
 
-  /** The app destroys the stream, without an error: see `overtaken`. */
+  /** The app destroys the stream, without an error, now: see `overtaken`. */
   destroyedByTheApp (): void {
     this.destroyedByApp = true
+    const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
+    this.bufferedAtDestroy = new Set(Array.isArray(buffer) ? (buffer as Array<{ chunk?: unknown }>).map((entry) => entry.chunk) : [])
   }
 
-  /**
-   * `err` is node's report of a write that the app's own destroy() overtook, not a failure of the
-   * stream. A file stream reports so a write whose bytes reached the file: its destroy() waits
-   * for the write in progress, which then calls back ERR_STREAM_DESTROYED.
-   */
+  /** `err` is node's report of a write that the app's own destroy() overtook. */
   private overtaken (err: unknown): boolean {
     return this.destroyedByApp && typeof err === 'object' && err !== null &&
       (err as { code?: unknown }).code === 'ERR_STREAM_DESTROYED'
   }
 
-  /** What a write's callback reports, as a failure of the stream (undefined: none). */
-  private failureOf (err: unknown): unknown {
+  /**
+   * What the callback of the write of `chunk` reports, as a failure of the stream (undefined:
+   * none). A file stream's destroy() waits for the write in progress, which then reaches the file
+   * and calls back ERR_STREAM_DESTROYED all the same: only a chunk the stream still held when
+   * the app destroyed it was lost. Other streams say nothing more of what they did.
+   */
+  private failureOf (err: unknown, chunk: unknown): unknown {
     if (err === undefined || err === null || !this.overtaken(err)) return err ?? undefined
-    return this.stream instanceof WriteStream ? undefined : new Error('the stream was destroyed while lines were being written to it')
+    if (this.stream instanceof WriteStream && chunk !== undefined && this.bufferedAtDestroy?.has(chunk) === false) return undefined
+    return new Error('the stream was destroyed before it had written the lines')
+  }
+
+  /**
+   * The stream closed. Node will not call back a write still pending then (a Transform destroyed
+   * while it held one for its reader, say): its lines, lost, are counted. A stream that was
+   * waited on for 'drain' would never drain.
+   */
+  private closed (): void {
+    let lost = false
+    if (this.inFlight && this.writingOwners !== undefined && this.writingCounts !== undefined) {
+      this.countDropped(this.writingOwners, this.writingCounts)
+      this.writing = undefined
+      this.writingOwners = this.writingCounts = undefined
+      lost = true
+    }
+    for (const held of this.heldWrites.splice(0)) {
+      this.countDropped(held.owners, held.counts)
+      lost = true
+    }
+    if (this.waiting) this.fail(new Error('the stream closed before draining'))
+    else if (lost) this.fail(new Error('the stream closed before it had written the lines'))
   }
 
   /** Reports the lines dropped for maxPending since the last report, if any. */
@@ -874,11 +914,11 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
 }
 
 function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
-  // Destroyed for an error (node destroys a stream that fails), or once ended: nothing more can
-  // be written to it.
-  if ((args[0] === undefined || args[0] === null) && !this.destroyed && !this.writableEnded) {
+  // Destroyed for an error (node destroys a stream that fails): a failure. Once ended, nothing
+  // more can be written to it, but what it still writes is overtaken all the same.
+  if ((args[0] === undefined || args[0] === null) && !this.destroyed) {
+    if (!this.writableEnded) writeOwedLines(this)
     sinkOf(this)?.destroyedByTheApp()
-    writeOwedLines(this)
   }
   return (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
 }
