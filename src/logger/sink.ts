@@ -3,9 +3,9 @@
 // - One sink per stream (kept on the stream, so every copy of this module finds it; see SINK),
 //   so several loggers writing to one stream share one queue and keep their lines in order.
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
-//   lines joined into one write: the lines of one event-loop turn at least, and for files,
-//   sockets and the main thread's standard output, under load, everything that arrived while
-//   the previous write was in progress or within BATCH_INTERVAL of it. A write to a file costs
+//   lines joined into one write: the lines that arrived while the previous write was in
+//   progress, and for files, sockets and the main thread's standard output, the lines of one
+//   event-loop turn at least and, under load, everything within BATCH_INTERVAL of the last write. A write to a file costs
 //   tens of microseconds (stream machinery, thread pool, write(2)): one per line would cost more
 //   than making the line. Every chunk holds whole lines, so several processes appending to one file
 //   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
@@ -526,9 +526,9 @@ export class Sink implements Output, Flushable {
     if (this.waiting || this.inFlight) return
     // A replaced write() (a spy a test puts on process.stdout) gets each line at once, as from
     // morgan: the test looks for it as soon as its request is answered, and may put the
-    // stream's own write() back right after. So does any stream while a test's fake timers are
-    // all there is (see timers.ts).
-    if (this.queuedBytes >= BATCH_BYTES || hasOwnWrite(this.stream) || !nodeTimersAtHand()) this.flush()
+    // stream's own write() back right after. So does a stream in the process (see schedule), and
+    // any stream while a test's fake timers are all there is (see timers.ts).
+    if (this.bytes === undefined || this.queuedBytes >= BATCH_BYTES || hasOwnWrite(this.stream) || !nodeTimersAtHand()) this.flush()
     else this.schedule()
   }
 
@@ -686,13 +686,15 @@ export class Sink implements Output, Flushable {
    * mark. Under load this makes a write every BATCH_INTERVAL ms holding every line since; each
    * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several
    * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
-   * Writable of the app's own) has no such cost to spread: it gets the lines of each turn in that
-   * turn, so a test finds the line of a request as soon as the request is answered.
+   * Writable of the app's own) has no such cost to spread: it gets each line at once, as from
+   * morgan, and the lines that come while its write is in progress together once it completes,
+   * so a test finds the line of a request as soon as the request is answered, also when a test
+   * injector's promise, resolved as the response finishes, tells it so.
    */
   private schedule (): void {
     if (this.scheduled) return
     this.scheduled = true
-    const wait = this.bytes === undefined ? 0 : this.lastWrite + BATCH_INTERVAL - monotonicMs()
+    const wait = this.lastWrite + BATCH_INTERVAL - monotonicMs()
     if (wait <= 0) scheduleImmediate(flushSoon, this)
     else scheduleTimeout(flushSoon, Math.min(wait, BATCH_INTERVAL), this)
   }
@@ -780,7 +782,7 @@ export class Sink implements Output, Flushable {
   private caughtUp (): void {
     this.reportDropped()
     if (this.owners.length === 0) return
-    if (this.batched) this.schedule()
+    if (this.bytes !== undefined) this.schedule()
     else this.flush()
   }
 

@@ -9,9 +9,10 @@ import { close as fsClose, closeSync, constants, createWriteStream, mkdtempSync,
 import type { WriteStream } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { IncomingMessage, ServerResponse } from 'node:http'
 import { connect as http2Connect } from 'node:http2'
-import { createServer as createTcpServer, connect } from 'node:net'
-import type { AddressInfo, Socket } from 'node:net'
+import { createServer as createTcpServer, connect, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
@@ -97,7 +98,35 @@ async function sendAll (port: number, paths: string[], headers: Record<string, s
 }
 
 describe('batching', () => {
-  it('joins the lines of one turn into one write', async () => {
+  it('joins the lines of one turn into one write for a file', async () => {
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const file = createWriteStream(path)
+    await once(file, 'ready')
+    const writes: string[] = []
+    const write = file._write.bind(file)
+    file._write = (chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void) => {
+      writes.push(chunk.toString())
+      write(chunk, encoding, done)
+    }
+    const server = await serve([
+      logger('a :url', { stream: file }) as Middleware,
+      logger('b :url', { stream: file }) as Middleware,
+      logger('c :url', { stream: file }) as Middleware
+    ], answer())
+    try {
+      await request(server.port, { path: '/x' })
+      await waitFor(() => writes.length > 0)
+      await settle()
+      assert.deepEqual(writes, ['a /x\nb /x\nc /x\n'])
+    } finally {
+      await server.close()
+      file.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('writes a line to a stream in the process at once, and joins those that come while that write is in progress', async () => {
     const out = new LineCollector()
     const server = await serve([
       logger('a :url', { stream: out }) as Middleware,
@@ -107,10 +136,26 @@ describe('batching', () => {
     try {
       await request(server.port, { path: '/x' })
       await out.waitForLines(3)
-      assert.deepEqual(out.chunks, ['a /x\nb /x\nc /x\n'])
+      assert.deepEqual(out.chunks, ['a /x\n', 'b /x\nc /x\n'])
     } finally {
       await server.close()
     }
+  })
+
+  it('gets the line to a stream in the process before a promise resolved as the response finishes goes on, as test injectors resolve theirs, as from morgan', async () => {
+    const seen = async (make: (stream: Writable) => Middleware): Promise<string> => {
+      const out = new LineCollector()
+      const req = new IncomingMessage(new Socket())
+      Object.assign(req, { method: 'GET', url: '/injected', headers: {} })
+      const res = new ServerResponse(req)
+      res.assignSocket(new Writable({ write (_chunk, _encoding, done) { done() } }) as unknown as Socket)
+      const answered = new Promise<void>((resolve) => res.on('finish', () => { resolve() }))
+      make(out)(req, res, () => { res.end('ok') })
+      await answered
+      return out.text
+    }
+    assert.equal(await seen((stream) => morgan(':url', { stream })), '/injected\n')
+    assert.equal(await seen((stream) => logger(':url', { stream }) as Middleware), '/injected\n')
   })
 
   it('sends the lines that arrive while a write is in progress together, in order, once it completes', async () => {
