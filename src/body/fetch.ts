@@ -49,10 +49,13 @@ export interface FetchSignal {
   removeEventListener (type: 'abort', listener: () => void): void
 }
 
-/** Whether `req` is a Fetch Request rather than a Node.js one (whose headers are a plain object). */
+/**
+ * Whether `req` is a Fetch Request rather than a Node.js one: its headers have get(), and it says
+ * whether its body was used. (A mock of a node request may give its headers a get() too.)
+ */
 export function isFetchRequest (req: unknown): req is FetchRequest {
-  const headers = (req as { headers?: { get?: unknown } } | null | undefined)?.headers
-  return typeof headers?.get === 'function'
+  const candidate = req as { headers?: { get?: unknown }, bodyUsed?: unknown } | null | undefined
+  return typeof candidate?.headers?.get === 'function' && typeof candidate.bodyUsed === 'boolean'
 }
 
 /**

@@ -56,6 +56,17 @@ describe('readJson on node:http', () => {
     assert.deepEqual(seen.body, { a: [1, 2] })
   })
 
+  it('reads a node request whose headers object has a get() of its own (as mock requests have) as a node request', async () => {
+    const withGet = (read: (req: IncomingMessage) => Promise<unknown>) => viaReader((req) => {
+      Object.defineProperty(req.headers, 'get', { value (name: string) { return (req as IncomingMessage).headers[name.toLowerCase()] } })
+      return read(req as IncomingMessage)
+    })
+    const seen = await compare(server, withGet((req) => readJson(req)), json(), { headers: JSON_HEADERS, body: '{"a":[1,2]}' })
+    assert.deepEqual(seen.body, { a: [1, 2] })
+    const broken = await compare(server, withGet((req) => readJson(req)), json(), { headers: JSON_HEADERS, body: '{"a"' })
+    assert.equal(broken.error?.status, 400)
+  })
+
   it('resolves with {} for an empty body, as the middleware does', async () => {
     const seen = await compare(server, viaReader((req) => readJson(req)), json(), { headers: { ...JSON_HEADERS, 'transfer-encoding': 'chunked' }, body: [] })
     assert.deepEqual(seen.body, {})
