@@ -911,7 +911,8 @@ function writeOwedLines (stream: object): void {
 }
 
 function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
-  writeOwedLines(this)
+  // Ended or destroyed already, it takes nothing more: the lines are counted as any later line.
+  if (!this.writableEnded && !this.destroyed) writeOwedLines(this)
   return (this[PREVIOUS_STREAM_END] as End).apply(this, args)
 }
 

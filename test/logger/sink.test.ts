@@ -23,7 +23,7 @@ import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, wa
 import { gc } from '../helpers/gc.js'
 import { loadCopy } from '../helpers/realm.js'
 import { request } from '../helpers/server.js'
-import type { Middleware } from '../helpers/server.js'
+import type { Handler, Middleware } from '../helpers/server.js'
 
 /** A byte stream that holds every write until `release()`; it drains only then. */
 class HeldStream extends Writable {
@@ -60,6 +60,11 @@ function assertDeliveredOrCounted (held: HeldStream, log: { dropped: number }, t
 async function linesOfFile (path: string, count: number): Promise<string[]> {
   await waitFor(() => readFileSync(path, 'utf8').split('\n').length === count + 1, 5000)
   return readFileSync(path, 'utf8').slice(0, -1).split('\n')
+}
+
+/** Resolves when `stream` closes (once() would reject on an 'error' before it). */
+async function closeOf (stream: Writable): Promise<void> {
+  await new Promise<void>((resolve) => stream.on('close', () => { resolve() }))
 }
 
 function tempDir (): string {
@@ -855,7 +860,7 @@ describe('a stream the app ends', () => {
         try {
           await request(server.port, { path: '/first' })
           await request(server.port, { path: '/last' })
-          await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+          await closeOf(file)
           return readFileSync(path, 'utf8')
         } finally {
           await server.close()
@@ -915,7 +920,7 @@ describe('a stream the app ends', () => {
       for (const p of paths) await request(server.port, { path: p })
       await server.close()
       file.end()
-      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+      await closeOf(file)
       assert.deepEqual(readFileSync(path, 'utf8').slice(0, -1).split('\n'), paths)
     } finally {
       rmSync(dir, { recursive: true, force: true })
@@ -948,71 +953,66 @@ describe('a stream the app ends', () => {
     assert.equal(foyerText, morganText)
   })
 
-  it('reports nothing when the app destroys its file stream in a \'finish\' listener: the line is in the file', async () => {
-    // destroy() writes the line the batch holds, and the file stream reports that write, which
-    // its destroy() overtook once the bytes were in the file, as destroyed (ERR_STREAM_DESTROYED)
+  /**
+   * A logger of `:url` on a file stream that the app destroys, in `handler` or through `prepare`,
+   * once /last has been answered: the line is in the file, nothing is dropped nor reported, and a
+   * line that comes after is counted, and said so once.
+   */
+  async function destroyedByTheApp (handler: (file: WriteStream) => Handler, prepare: (file: WriteStream) => void = () => {}): Promise<void> {
     const watch = watchWarnings()
     const dir = tempDir()
     const path = join(dir, 'access.log')
     const file = createWriteStream(path)
     await once(file, 'ready')
+    prepare(file)
     const log = logger(':url', { stream: file })
-    const server = await serve([log as Middleware], (_req, res) => {
-      res.on('finish', () => { file.destroy() })
-      res.end('ok')
-    })
+    const server = await serve([log as Middleware], handler(file))
     try {
       await request(server.port, { path: '/last' })
-      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
+      await closeOf(file)
       await settle()
       assert.equal(readFileSync(path, 'utf8'), '/last\n')
       assert.equal(log.dropped, 0)
       assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
-      // a line that comes after it is counted, and said so once
       await request(server.port, { path: '/after' })
       await settle()
       assert.equal(log.dropped, 1)
       const reports = watch.withCode('FOYER_LOG_STREAM_ERROR')
       assert.equal(reports.length, 1)
-      assert.match(reports[0]?.message ?? '', /the stream was destroyed/)
+      assert.match(reports[0]?.message ?? '', /the stream was (destroyed|ended)/)
     } finally {
       watch.stop()
       await server.close()
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+
+  it('reports nothing when the app destroys its file stream in a \'finish\' listener: the line is in the file', async () => {
+    // destroy() writes the line the batch holds, and the file stream reports that write, which
+    // its destroy() overtook once the bytes were in the file, as destroyed (ERR_STREAM_DESTROYED)
+    await destroyedByTheApp((file) => (_req, res) => {
+      res.on('finish', () => { file.destroy() })
+      res.end('ok')
+    })
+  })
+
+  it('reports nothing when the app ends, then destroys, its file stream in a \'finish\' listener: the line is in the file', async () => {
+    await destroyedByTheApp((file) => (_req, res) => {
+      res.on('finish', () => { file.end(); file.destroy() })
+      res.end('ok')
+    })
   })
 
   it('reports nothing when the app destroys its file stream while a batch is being written to it: the line is in the file', async () => {
-    const watch = watchWarnings()
-    const dir = tempDir()
-    const path = join(dir, 'access.log')
-    const file = createWriteStream(path)
-    await once(file, 'ready')
     // the app's destroy() comes once the first batch has gone to the file, before it is done
-    const write = file._write.bind(file)
-    let first = true
-    file._write = (chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void) => {
-      write(chunk, encoding, done)
-      if (first) { first = false; process.nextTick(() => file.destroy()) }
-    }
-    const log = logger(':url', { stream: file })
-    const server = await serve([log as Middleware], answer())
-    try {
-      await request(server.port, { path: '/a' })
-      await new Promise<void>((resolve) => file.on('close', () => { resolve() }))
-      await settle()
-      assert.equal(readFileSync(path, 'utf8'), '/a\n')
-      assert.equal(log.dropped, 0)
-      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
-      await request(server.port, { path: '/after' })
-      await settle()
-      assert.equal(log.dropped, 1)
-      assert.match(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message).join('\n'), /^[^\n]*the stream was destroyed[^\n]*$/)
-    } finally {
-      watch.stop()
-      await server.close()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    await destroyedByTheApp(() => answer(), (file) => {
+      const write = file._write.bind(file)
+      let first = true
+      file._write = (chunk: Buffer, encoding: BufferEncoding, done: (err?: Error | null) => void) => {
+        write(chunk, encoding, done)
+        if (first) { first = false; process.nextTick(() => file.destroy()) }
+      }
+    })
   })
 
   /**
@@ -1039,72 +1039,44 @@ describe('a stream the app ends', () => {
     }
   }
 
-  const closeOf = async (stream: Writable): Promise<void> => {
-    await new Promise<void>((resolve) => stream.on('close', () => { resolve() }))
+  /**
+   * The file's text, the logger's `dropped` and the number of stream failures reported, once the
+   * app has destroyed a slow file stream after `send`.
+   */
+  async function destroyedWhileSlow (delay: { open: number, write: number }, send: (port: number, file: WriteStream) => Promise<void>): Promise<[string, number, number]> {
+    const watch = watchWarnings()
+    try {
+      let seen: [string, number, number] = ['', 0, 0]
+      await withSlowFile(delay, async (file, log, port, path) => {
+        await send(port, file)
+        file.destroy()
+        await closeOf(file)
+        await settle()
+        seen = [readFileSync(path, 'utf8'), log.dropped, watch.withCode('FOYER_LOG_STREAM_ERROR').length]
+      })
+      return seen
+    } finally {
+      watch.stop()
+    }
   }
 
   it('counts and reports the lines of a file stream the app destroys before it has opened', async () => {
-    const watch = watchWarnings()
-    try {
-      await withSlowFile({ open: 300, write: 0 }, async (file, log, port, path) => {
-        await request(port, { path: '/never' })
-        await settle(50)
-        file.destroy()
-        await closeOf(file)
-        await settle()
-        assert.equal(readFileSync(path, 'utf8'), '')
-        assert.equal(log.dropped, 1)
-        assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
-      })
-    } finally {
-      watch.stop()
-    }
+    const seen = await destroyedWhileSlow({ open: 300, write: 0 }, async (port) => {
+      await request(port, { path: '/never' })
+      await settle(50)
+    })
+    assert.deepEqual(seen, ['', 1, 1])
   })
 
   it('counts only the lines a file stream had not started writing when the app destroyed it', async () => {
-    const watch = watchWarnings()
-    try {
-      await withSlowFile({ open: 0, write: 200 }, async (file, log, port, path) => {
-        await once(file, 'ready')
-        await request(port, { path: '/a' })
-        await settle(50)
-        // /a is being written; /b waits for it
-        await request(port, { path: '/b' })
-        file.destroy()
-        await closeOf(file)
-        await settle()
-        assert.equal(readFileSync(path, 'utf8'), '/a\n')
-        assert.equal(log.dropped, 1)
-        assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
-      })
-    } finally {
-      watch.stop()
-    }
-  })
-
-  it('reports nothing when the app ends, then destroys, its file stream in a \'finish\' listener: the line is in the file', async () => {
-    const watch = watchWarnings()
-    const dir = tempDir()
-    const path = join(dir, 'access.log')
-    const file = createWriteStream(path)
-    await once(file, 'ready')
-    const log = logger(':url', { stream: file })
-    const server = await serve([log as Middleware], (_req, res) => {
-      res.on('finish', () => { file.end(); file.destroy() })
-      res.end('ok')
+    const seen = await destroyedWhileSlow({ open: 0, write: 200 }, async (port, file) => {
+      await once(file, 'ready')
+      await request(port, { path: '/a' })
+      await settle(50)
+      // /a is being written; /b waits for it
+      await request(port, { path: '/b' })
     })
-    try {
-      await request(server.port, { path: '/only' })
-      await closeOf(file)
-      await settle()
-      assert.equal(readFileSync(path, 'utf8'), '/only\n')
-      assert.equal(log.dropped, 0)
-      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
-    } finally {
-      watch.stop()
-      await server.close()
-      rmSync(dir, { recursive: true, force: true })
-    }
+    assert.deepEqual(seen, ['/a\n', 1, 1])
   })
 
   it('counts every line whose write the stream never completed when the app destroys it, those that come after too, and says so once', async () => {
