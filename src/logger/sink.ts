@@ -5,10 +5,11 @@
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
 //   lines joined into one write: the lines that arrived while the previous write was in
 //   progress, and for files, sockets and the main thread's standard output, the lines of one
-//   event-loop turn at least and, under load, everything within BATCH_INTERVAL of the last write. A write to a file costs
-//   tens of microseconds (stream machinery, thread pool, write(2)): one per line would cost more
-//   than making the line. Every chunk holds whole lines, so several processes appending to one file
-//   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
+//   event-loop turn at least and, under load, everything within BATCH_INTERVAL of the last
+//   write. A write to a file costs tens of microseconds (stream machinery, thread pool,
+//   write(2)): one per line would cost more than making the line. Every chunk holds whole lines,
+//   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear or
+//   interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
 //   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
 //   strings until the write. A line is a string built from a dozen pieces; kept for the ~10 ms
@@ -20,10 +21,10 @@
 // - Anything else (an object-mode stream, or a plain `{ write }` object such as the adapters
 //   people write for winston) gets one write per line, synchronously, as morgan does: such
 //   writers treat each call as one record.
-// - Lines waiting (for the batch being written, or, written one by one, for 'drain' after write()
-//   returned false) are bounded by `maxPending` bytes; past the bound they are dropped and
-//   counted, and the count is reported once when the stream catches up. A line arriving at an empty queue is always
-//   taken: nothing is dropped while the stream keeps up.
+// - Lines waiting (for the batch being written, or, written one by one, for 'drain' after
+//   write() returned false) are bounded by `maxPending` bytes; past the bound they are dropped
+//   and counted, and the count is reported once when the stream catches up. A line arriving at
+//   an empty queue is always taken: nothing is dropped while the stream keeps up.
 // - An 'error' on the stream (EPIPE, ENOSPC, EACCES...) never reaches the process as an
 //   uncaught exception: it is reported once, and later lines for that stream, once it is
 //   destroyed or errored, are dropped and counted.
