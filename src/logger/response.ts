@@ -204,7 +204,7 @@ function usable (res: Counted): boolean {
 
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {
   const call = this[END_CALL]
-  if (call !== undefined && chunk === call.chunk) call.passed = true
+  if (call !== undefined && !call.passed && sameData(chunk, encoding, call.chunk, call.encoding)) call.passed = true
   const taken = usable(this)
   const result = (this[PREVIOUS_WRITE] as Write).apply(this, arguments as unknown as unknown[])
   count(this, chunk, encoding, taken && this._hasBody !== false)
@@ -214,8 +214,8 @@ function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unkn
 // A socket that calls back at once (as serverless adapters' and test injectors' do) makes the
 // response emit 'finish' inside end(), before end() returns: the emit wrapper (any copy's) counts
 // end()'s chunk there, before it makes the line. An end() replaced before the logger may hand its
-// chunk to this.write() (light-my-request's does), which counts it: the chunk is not counted
-// again. Other writes inside end() (a footer an end() adds) count as any write.
+// chunk, or a copy of it, to this.write() (light-my-request's does), which counts it: the chunk
+// is not counted again. Other writes inside end() (a footer an end() adds) count as any write.
 function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unknown {
   const call: EndCall = { chunk, encoding, taken: usable(this), passed: false, settled: false }
   const outer = this[END_CALL]
@@ -228,6 +228,20 @@ function countingEnd (this: Counted, chunk?: unknown, encoding?: unknown): unkno
   }
   settleEnd(this, call)
   return result
+}
+
+/** Whether two chunks hold the same bytes (end()'s chunk handed to write(), as it is or copied). */
+function sameData (chunk: unknown, encoding: unknown, other: unknown, otherEncoding: unknown): boolean {
+  if (chunk === other) return chunk !== undefined && chunk !== null
+  const a = bytesOf(chunk, encoding)
+  const b = a === undefined ? undefined : bytesOf(other, otherEncoding)
+  return a !== undefined && b !== undefined && a.equals(b)
+}
+
+function bytesOf (chunk: unknown, encoding: unknown): Buffer | undefined {
+  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8')
+  if (chunk instanceof Uint8Array || isUint8Array(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+  return undefined
 }
 
 /** Counts the chunk of an end() call that took effect, once. */

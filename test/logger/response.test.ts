@@ -296,7 +296,7 @@ describe('the end of the response', () => {
     assert.equal(await textOf((stream) => logger(':url :status :res-bytes', { stream }) as Middleware), '/sync 200 5\n')
   })
 
-  it('counts the chunk of an end() replaced before the logger once, when that end() hands it to this.write(), as test injectors\' responses do', async () => {
+  it('counts the chunk of an end() replaced before the logger once, when that end() hands it, or a copy, to this.write(), as test injectors\' responses do', async () => {
     type Replace = (res: ServerResponse, end: () => unknown) => ServerResponse['end']
     const linesOf = async (replace: Replace, send: (res: ServerResponse) => void): Promise<string[]> => {
       const lines: string[] = []
@@ -316,6 +316,12 @@ describe('the end of the response', () => {
     assert.deepEqual(await linesOf(throughWrite, (res) => { res.end('hello') }), ['200 5\n'])
     assert.deepEqual(await linesOf(throughWrite, (res) => { res.write('ab'); res.end('cde') }), ['200 5\n'])
     assert.deepEqual(await linesOf(throughWrite, (res) => { res.end(Buffer.from('hello')) }), ['200 5\n'])
+    // a copy of the chunk, as bytes
+    const throughCopy: Replace = (res, end) => ((chunk?: unknown) => {
+      if (chunk !== undefined) res.write(Buffer.from(chunk as string))
+      return end()
+    }) as ServerResponse['end']
+    assert.deepEqual(await linesOf(throughCopy, (res) => { res.end('hello') }), ['200 5\n'])
   })
 
   it('counts what an end() replaced before the logger writes through this.write() before passing its own chunk on', async () => {
