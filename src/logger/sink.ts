@@ -192,6 +192,13 @@ function flushSoon (sink: Sink): void {
   sink.flush()
 }
 
+// How long after its 'close' a stream may still call back a write (see Sink.closed).
+const CLOSE_GRACE = 1000
+
+function settleClosed (sink: Sink): void {
+  sink.closedLong()
+}
+
 // A pipe takes a write of at most this many bytes whole or not at all (POSIX PIPE_BUF).
 const PIPE_BUF = 4096
 
@@ -813,15 +820,31 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * The stream closed. Node will not call back a write still pending then (a Transform destroyed
-   * while it held one for its reader, say): its lines, lost, are counted. A stream that was
-   * waited on for 'drain' would never drain.
+   * The stream closed. One waited on for 'drain' would never drain. One destroyed (not a 'close'
+   * emitted by hand on a stream that still works) takes nothing more: the lines waiting for a
+   * write of it still pending, and those that come later, meet a destroyed stream in write(),
+   * counted and reported once. A write still pending may yet call back (a stream whose own
+   * write goes on after its destroy()), or never (a Transform destroyed while it held one for its
+   * reader): see `closedLong`.
    */
   private closed (): void {
+    if (this.waiting) {
+      this.fail(new Error('the stream closed before draining'))
+      return
+    }
+    if ((this.stream as { destroyed?: unknown }).destroyed !== true) return
+    if (this.inFlight || this.heldWrites.length > 0) scheduleTimeout(settleClosed, CLOSE_GRACE, this, false)
+    if (this.inFlight) {
+      this.inFlight = false
+      if (this.owners.length > 0) this.flush()
+    }
+  }
+
+  /** The writes the stream has still not called back CLOSE_GRACE ms after it closed are lost. */
+  closedLong (): void {
     let lost = false
-    if (this.inFlight && this.writingOwners !== undefined && this.writingCounts !== undefined) {
+    if (this.writingOwners !== undefined && this.writingCounts !== undefined) {
       this.countDropped(this.writingOwners, this.writingCounts)
-      this.writing = undefined
       this.writingOwners = this.writingCounts = undefined
       lost = true
     }
@@ -829,8 +852,7 @@ export class Sink implements Output, Flushable {
       this.countDropped(held.owners, held.counts)
       lost = true
     }
-    if (this.waiting) this.fail(new Error('the stream closed before draining'))
-    else if (lost) this.fail(new Error('the stream closed before it had written the lines'))
+    if (lost) this.fail(new Error('the stream closed without completing a write'))
   }
 
   /** Reports the lines dropped for maxPending since the last report, if any. */

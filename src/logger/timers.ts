@@ -52,10 +52,17 @@ export function scheduleImmediate<A> (callback: Callback<A>, arg: A): void {
   else process.nextTick(callback, arg)
 }
 
-/** Runs `callback(arg)` in `ms` milliseconds, or on the next tick while only fakes are at hand. */
-export function scheduleTimeout<A> (callback: Callback<A>, ms: number, arg: A): void {
-  if (nodeTimersAtHand()) timeout(callback, ms, arg)
-  else process.nextTick(callback, arg)
+/**
+ * Runs `callback(arg)` in `ms` milliseconds, or on the next tick while only fakes are at hand;
+ * without keeping the process alive for it when `keepAlive` is false.
+ */
+export function scheduleTimeout<A> (callback: Callback<A>, ms: number, arg: A, keepAlive = true): void {
+  if (nodeTimersAtHand()) {
+    const timer = timeout(callback, ms, arg)
+    if (!keepAlive) timer.unref()
+  } else {
+    process.nextTick(callback, arg)
+  }
 }
 
 /** Milliseconds on a monotonic clock no fake replaces, for the batch window. */
