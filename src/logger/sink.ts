@@ -689,8 +689,8 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * The next write of a byte stream: in this turn's setImmediate, or, for a file, socket or the
-   * standard output, when the previous write started less than BATCH_INTERVAL ms ago, at that
+   * The next write of a file, socket or the main thread's standard output: in this turn's
+   * setImmediate, or, when the previous write started less than BATCH_INTERVAL ms ago, at that
    * mark. Under load this makes a write every BATCH_INTERVAL ms holding every line since; each
    * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several
    * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
