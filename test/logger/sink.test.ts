@@ -1121,6 +1121,33 @@ describe('a stream the app ends', () => {
     }
   })
 
+  it('counts nothing when the app destroys a stream whose write completes after its \'close\', under fake timers installed before the logger was loaded', async () => {
+    // (without its cache: see the fixture of fake timers at load, above)
+    const { stderr } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/fake-timers-destroy.ts'], { env: { ...process.env, TSX_DISABLE_CACHE: '1' } })
+    assert.deepEqual(JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1)), { text: '/last\n', dropped: 0, warnings: [] })
+  })
+
+  it('goes on writing to an object-mode stream on which the app emitted \'close\' by hand while a \'drain\' was awaited, as morgan does', async () => {
+    const watch = watchWarnings()
+    const lines: string[] = []
+    // one line at a time: write() answers false until the line is taken, 20 ms later
+    const out = new Writable({ objectMode: true, highWaterMark: 1, write (line: string, _encoding, done) { setTimeout(() => { lines.push(line); done() }, 20) } })
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/1' })
+      out.emit('close')
+      await request(server.port, { path: '/2' })
+      await waitFor(() => lines.length === 2, 3000).catch(() => undefined)
+      assert.deepEqual(lines, ['/1\n', '/2\n'])
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.warnings.filter((w) => /foyer/.test(w.message)).map((w) => w.message), [])
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('goes on writing to a stream on which the app emitted \'close\' by hand while it still works, as morgan does', async () => {
     const watch = watchWarnings()
     let text = ''
