@@ -132,8 +132,9 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    * How many bytes of lines may wait for a stream that is not keeping up (a batch still being
    * written, or, for lines written one by one, a node stream's write() returned false and has
    * not drained) before further lines are dropped. Dropped lines are counted in the middleware's
-   * `dropped` and reported through process.emitWarning when the stream catches up or is ended. A line arriving while nothing waits is
-   * always taken. Writers other than node streams get every line as it comes, as with morgan.
+   * `dropped` and reported through process.emitWarning when the stream catches up or is ended.
+   * A line arriving while nothing waits is always taken. Writers other than node streams get
+   * every line as it comes, as with morgan.
    * @default 16777216 (16 MiB)
    */
   maxPending?: number | undefined
