@@ -909,9 +909,10 @@ export class Sink implements Output, Flushable {
 // server that ends its log stream once it has closed (`server.close(() => stream.end())`) would
 // lose its last lines. So does destroy() called without an error (an app that closes a socket to
 // its log collector at shutdown): what the stream can write before it is destroyed (a socket
-// takes it at once) gets out, as morgan's lines had. end() and destroy() are replaced on the stream object itself, once, by shared functions;
-// close() of a file stream calls end() too. The standard output and error are no exception: an
-// app may end them before it exits.
+// whose peer keeps up takes it at once) gets out, as morgan's lines had. end() and destroy() are
+// replaced on the stream object itself, once, by shared functions; close() of a file stream
+// calls end() too. The standard output and error are no exception: an app may end them before
+// it exits.
 const PREVIOUS_STREAM_END = Symbol.for('foyer.logger.streamEnd')
 const PREVIOUS_STREAM_DESTROY = Symbol.for('foyer.logger.streamDestroy')
 
