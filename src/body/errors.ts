@@ -129,7 +129,8 @@ export function streamFailed (err: unknown): BodyError {
   try {
     const error = createError(400, toThrowable(err)) as { type?: unknown }
     if (error.type === undefined) {
-      // (a `type` that cannot be set, a getter's, is left as it is, as body-parser leaves every type)
+      // (a `type` that cannot be set, a getter's, is left as it is, as body-parser leaves every
+      // type)
       try { error.type = 'entity.parse.failed' } catch {}
     }
     return error as BodyError

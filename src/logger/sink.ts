@@ -443,11 +443,12 @@ export class Sink implements Output, Flushable {
   private writingCounts: number | number[] | undefined
   /** Lines dropped since the last report. */
   private unreported = 0
-  /** The app destroyed the stream itself, without an error (see `overtaken`). */
-  private destroyedByApp = false
-  /** The chunks the stream still held, not yet writing them, when the app destroyed it. */
+  /**
+   * The chunks the stream still held, not yet writing them, when the app destroyed it itself,
+   * without an error (see `overtaken`); undefined while it has not.
+   */
   private bufferedAtDestroy: Set<unknown> | undefined
-  /** Batches handed over ahead of the stream's end() or destroy() whose write has not called back. */
+  /** Batches handed over ahead of the stream's end() or destroy() not called back yet. */
   private readonly heldWrites: HeldWrite[] = []
   private readonly onDrain: () => void
   private readonly onWritten: (err?: unknown) => void
@@ -796,14 +797,13 @@ export class Sink implements Output, Flushable {
 
   /** The app destroys the stream, without an error, now: see `overtaken`. */
   destroyedByTheApp (): void {
-    this.destroyedByApp = true
     const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
     this.bufferedAtDestroy = new Set(Array.isArray(buffer) ? (buffer as Array<{ chunk?: unknown }>).map((entry) => entry.chunk) : [])
   }
 
   /** `err` is node's report of a write that the app's own destroy() overtook. */
   private overtaken (err: unknown): boolean {
-    return this.destroyedByApp && typeof err === 'object' && err !== null &&
+    return this.bufferedAtDestroy !== undefined && typeof err === 'object' && err !== null &&
       (err as { code?: unknown }).code === 'ERR_STREAM_DESTROYED'
   }
 
@@ -821,11 +821,11 @@ export class Sink implements Output, Flushable {
 
   /**
    * The stream closed (not a 'close' emitted by hand on a node stream that still works). One
-   * waited on for 'drain' would never drain. One destroyed takes nothing more: the lines waiting for a
-   * write of it still pending, and those that come later, meet a destroyed stream in write(),
-   * counted and reported once. A write still pending may yet call back (a stream whose own
-   * write goes on after its destroy()), or never (a Transform destroyed while it held one for its
-   * reader): see `closedLong`.
+   * waited on for 'drain' would never drain. One destroyed takes nothing more: the lines waiting
+   * for a write of it still pending, and those that come later, meet a destroyed stream in
+   * write(), counted and reported once. A write still pending may yet call back (a stream whose
+   * own write goes on after its destroy()), or never (a Transform destroyed while it held one
+   * for its reader): see `closedLong`.
    */
   private closed (): void {
     const destroyed = (this.stream as { destroyed?: unknown }).destroyed
