@@ -1,5 +1,5 @@
 import neostandard from 'neostandard'
 
 export default [
-  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.ci/runtimes/**', 'bench/results/**'] })
+  ...neostandard({ ts: true, ignores: ['dist/**', 'node_modules/**', '.ci/runtimes/**', '.cache/**', 'bench/results/**'] })
 ]

@@ -10,17 +10,22 @@ export type { LoggerOptions as Options, LoggerStream as StreamOptions, TokenFn a
 export type Morgan<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> = logger.Morgan<Req, Res>
 
 // morgan's `token`, `format` and `compile`, which Node.js finds among its CommonJS exports, are
-// named exports too. They are the logger's own functions, which do not use `this`, so they work
-// called on their own.
+// named exports too, and so is foyer's `json`, which the CommonJS entry's declarations (read for
+// imports under some bundler setups) let code import. They are the logger's own functions, which
+// do not use `this`, so they work called on their own.
 /** `logger.token(name, fn)`: defines the token `:name`. Returns the logger. */
 export const token: Logger['token'] = logger.token
 /** `logger.format(name, format)`: defines the named format `name`. Returns the logger. */
 export const format: Logger['format'] = logger.format
 /** `logger.compile(format)`: compiles a format string into a format function. */
 export const compile: Logger['compile'] = logger.compile
+/** `logger.json(spec)`: builds a format function writing one JSON object per line. */
+export const json: Logger['json'] = logger.json
 
 export default logger
 
 // What require() gives when it loads this file (require(esm), with the 'import' condition): the
-// logger function, as from the CommonJS entry, rather than this module's namespace.
+// logger function, as from the CommonJS entry, rather than this module's namespace. Left out of
+// the declarations: TypeScript reads a string as an export's name only from 5.6.
+/** @internal */
 export { logger as 'module.exports' }

@@ -4,9 +4,10 @@ import assert from 'node:assert/strict'
 import { createServer } from 'node:http'
 import { createRequire } from 'node:module'
 import * as foyer from 'foyer'
-import logger, { compile, format, token } from 'foyer/logger'
+import logger, { compile, format, json as jsonFormat, token } from 'foyer/logger'
 import * as loggerModule from 'foyer/logger'
 import body, { json, raw, text, urlencoded } from 'foyer/body'
+import * as bodyModule from 'foyer/body'
 
 const require = createRequire(import.meta.url)
 
@@ -17,10 +18,15 @@ assert.equal(body, require('foyer/body'))
 assert.deepEqual([json, raw, text, urlencoded], [body.json, body.raw, body.text, body.urlencoded])
 assert.equal(json, require('foyer').json)
 
-// morgan's named exports, also through `import * as`; they work called on their own.
-// (and 'module.exports', what require(esm) gives, which node also lists for morgan from Node.js 24)
-assert.deepEqual(Object.keys(loggerModule).sort(), ['compile', 'default', 'format', 'module.exports', 'token'])
+// morgan's named exports, and foyer's json, also through `import * as`; they work called on their own.
+// (and 'module.exports', what require(esm) gives, which node also lists for morgan and
+// body-parser from Node.js 24)
+assert.deepEqual(Object.keys(loggerModule).sort(), ['compile', 'default', 'format', 'json', 'module.exports', 'token'])
 assert.equal(loggerModule['module.exports'], logger)
+assert.equal(jsonFormat, logger.json)
+assert.equal(jsonFormat({ m: ':method' })(logger, { method: 'GET', headers: {} }, {}), '{"m":"GET"}')
+assert.deepEqual(Object.keys(bodyModule).sort(), ['default', 'json', 'module.exports', 'raw', 'text', 'urlencoded'])
+assert.equal(bodyModule['module.exports'], body)
 assert.deepEqual([token, format, compile], [logger.token, logger.format, logger.compile])
 assert.deepEqual([loggerModule.token, loggerModule.format, loggerModule.compile], [token, format, compile])
 assert.equal(token('imported-alone', () => 'alone'), logger)

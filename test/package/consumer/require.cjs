@@ -19,10 +19,17 @@ assert.equal(token('required-alone', () => 'alone'), logger)
 assert.equal(format('required-alone', ':required-alone'), logger)
 assert.equal(compile('[:required-alone]')(logger, {}, {}), '[alone]')
 
-// require('foyer/body') replaces require('body-parser').
+// require('foyer/body') replaces require('body-parser'): an object of the four parsers, on which
+// one can be wrapped or stubbed (as instrumentation and test doubles do).
 const body = require('foyer/body')
+assert.deepEqual(Object.keys(body).sort(), ['json', 'raw', 'text', 'urlencoded'])
 for (const name of ['json', 'raw', 'text', 'urlencoded']) {
   assert.equal(body[name], foyer[name], `body.${name}`)
   assert.equal(typeof body[name](), 'function')
 }
+const original = body.json
+const wrapped = (options) => original(options)
+body.json = wrapped
+assert.equal(require('foyer/body').json, wrapped)
+body.json = original
 console.log('require: ok')

@@ -1,5 +1,5 @@
 // Type-level drop-in check for ESM consumers, including the public option types.
-import logger, { compile, format, token } from 'foyer/logger'
+import logger, { compile, format, json as jsonFormat, token } from 'foyer/logger'
 import * as loggerModule from 'foyer/logger'
 import bodyParser, { json, urlencoded } from 'foyer/body'
 import * as bodyModule from 'foyer/body'
@@ -81,6 +81,8 @@ format('named', ':named')
 loggerModule.token('through-module', (req) => req.url).format('through-module', ':through-module')
 const h = logger(compile(':named :through-module'))
 const i = loggerModule.default(loggerModule.compile(':named'))
+// and foyer's json(), which the CommonJS entry's types also let code import by name
+const structured = logger(jsonFormat({ status: ':status', url: ':url' }))
 
 // Streams: a writer's line is a string (the winston idiom), and every kind of stream still fits.
 declare const winston: { info: (message: string) => void }
@@ -98,7 +100,7 @@ class WinstonStream implements LoggerStream {
 const f = logger('combined', { stream: { write: (message) => winston.info(message.trim()) } })
 const g = logger('combined', { stream: new WinstonStream() })
 
-export { a, annotatedReviver, b, c, d, e, everyType, f, g, h, http2Server, i, maybeOptions, methodReviver, ownType, rawLimits, readOrAnswer, readTyped, sharedForm, streams }
+export { a, annotatedReviver, b, c, d, e, everyType, f, g, h, http2Server, i, maybeOptions, structured, methodReviver, ownType, rawLimits, readOrAnswer, readTyped, sharedForm, streams }
 
 // The type names of @types/morgan's and @types/body-parser's namespaces, and foyer's own, on the
 // default imports and on `import * as`.
