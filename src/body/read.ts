@@ -197,6 +197,8 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
     early = declaredTooLarge(expected, options.limit)
   } else if (req.readableEncoding !== null && req.readableEncoding !== undefined) {
     early = streamEncodingSet()
+  } else if (clientLeft(req)) {
+    early = requestAborted(0, expected)
   } else if (req.readable === false || stateOf(req as Carrier) !== undefined) {
     // (`readable` as raw-body reads it: an object that does not say, a request double that only
     // emits 'data' and 'end', is read)
@@ -538,7 +540,29 @@ function discard (req: BodySource): void {
   resume(req)
 }
 
-/** Whether the request's body was read already, or is being thrown away after a refusal. */
+/**
+ * Whether the request's body was read already, or is being thrown away after a refusal. A body
+ * whose client left before it was read (see `clientLeft`) was not: it is a 400 request.aborted,
+ * where body-parser, which asks on-finished only, takes the request for one read already and
+ * passes it on with no body.
+ */
 export function isSpent (req: BodySource): boolean {
-  return onFinished.isFinished(req as unknown as IncomingMessage) || (req as Carrier)[kDiscarded] === true
+  return (req as Carrier)[kDiscarded] === true || (onFinished.isFinished(req as unknown as IncomingMessage) && !clientLeft(req))
+}
+
+/**
+ * Whether the client left before the body was read to its end: an app's asynchronous step before
+ * the parser (an authentication lookup) gave it the time to. What it had sent is gone with the
+ * request. Over HTTP/1, it closed the connection (or its side of it: node:http then aborts the
+ * request); over HTTP/2 it reset the stream, and node:http2 threw away what the stream held and
+ * ended the request, so only the stream tells that its end was never read.
+ */
+function clientLeft (req: BodySource): boolean {
+  if (req instanceof IncomingMessage) {
+    if (req.readableEnded || (req as { upgrade?: unknown }).upgrade === true) return false
+    const socket = req.socket as IncomingMessage['socket'] | null
+    return socket !== null && !socket.readable
+  }
+  return isHttp2Compat(req) && (req as { aborted?: unknown }).aborted === true &&
+    (req as { stream?: { readableEnded?: unknown } }).stream?.readableEnded !== true
 }

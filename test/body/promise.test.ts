@@ -12,7 +12,7 @@ import { json, raw, readJson, readRaw, readText, readUrlencoded, text, urlencode
 import type { BodyError, BodyMiddleware, BodyRequest } from '../../src/body/index.js'
 import * as root from '../../src/index.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
-import { compare, requestHead, send, startBodyServer } from '../helpers/body-server.js'
+import { compare, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
 import type { Before, BodyServer, Seen } from '../helpers/body-server.js'
 
 type WithBody = IncomingMessage & { body?: unknown }
@@ -581,6 +581,40 @@ describe('the middleware on http2 compat requests', () => {
       await delay(50)
       stream.close(http2Constants.NGHTTP2_CANCEL)
       assert.equal(await outcome, 'request.aborted')
+    } finally {
+      await server.close()
+    }
+  })
+})
+
+describe('a client that reset its HTTP/2 stream before the parser ran', () => {
+  it('gets 400 request.aborted, whole body or not, and a body read already is still skipped once the client has gone', async () => {
+    const first = json()
+    const second = json()
+    const outcomes: unknown[] = []
+    let seen: () => void = () => {}
+    const server = await startHttp2((req, res) => {
+      const path = req.url
+      const done = (err?: { type?: string }): void => { outcomes.push([path, err?.type ?? (req as unknown as WithBody).body]); seen() }
+      if (path === '/read-first') {
+        // read by a parser, then the client leaves, then a second parser comes
+        first(req, res, () => { setTimeout(() => { second(req, res, done) }, 100) })
+      } else {
+        setTimeout(() => { first(req, res, done) }, 100)
+      }
+    })
+    try {
+      for (const [path, length, sent] of [['/cut', 20, '{"a"'], ['/whole', 7, '{"a":1}'], ['/read-first', 7, '{"a":1}']] as const) {
+        const settled = new Promise<void>((resolve) => { seen = resolve })
+        const stream = server.client.request({ ':method': 'POST', ':path': path, ...JSON_HEADERS, 'content-length': length })
+        stream.on('error', () => {})
+        if (sent.length === length) stream.end(sent)
+        else stream.write(sent)
+        await delay(30)
+        stream.close(http2Constants.NGHTTP2_CANCEL)
+        await within(settled, path)
+      }
+      assert.deepEqual(outcomes, [['/cut', 'request.aborted'], ['/whole', 'request.aborted'], ['/read-first', { a: 1 }]])
     } finally {
       await server.close()
     }

@@ -293,6 +293,52 @@ describe('aborted requests', () => {
     assert.deepEqual(seen.error?.props, { code: 'ECONNABORTED', expected: null, length: null, received: 3 })
   })
 
+  it('400 request.aborted when the client left before the parser ran (an asynchronous step before it), where body-parser passes the request on with no body', async () => {
+    const body = '{"a":1}'
+    for (const leave of ['end', 'reset'] as const) {
+      // a body cut short, and one sent whole: either is gone with the request
+      for (const [length, sent] of [[20, '{"a"'], [body.length, body]] as const) {
+        const what = `${leave}, ${sent.length} of ${length} bytes`
+        const parsers = [json(), bodyParser.json()].map((parser) => {
+          const path = server.mount((req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => {
+            setTimeout(() => { parser(req, res, next) }, 100)
+          })
+          return { path, observed: server.observe(path) }
+        })
+        for (const { path } of parsers) {
+          const socket = await rawSocket(server.port)
+          socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': length }) + sent)
+          await delay(20)
+          if (leave === 'reset') socket.resetAndDestroy()
+          else socket.destroy()
+        }
+        const [ours, theirs] = await Promise.all(parsers.map(async ({ observed }) => await observed))
+        assert.equal(ours?.error?.type, 'request.aborted', what)
+        assert.equal(ours?.error?.status, 400, what)
+        assert.deepEqual(ours?.error?.props, { code: 'ECONNABORTED', expected: length, length, received: 0 }, what)
+        assert.equal(ours?.listeners, 0, what)
+        assert.deepEqual(theirs?.body, { undefined: true }, what)
+      }
+    }
+    // a reader rejects as the middleware fails: it does not resolve as for a request without a body
+    let settled: (outcome: string) => void = () => {}
+    const outcome = new Promise<string>((resolve) => { settled = resolve })
+    const { port, close } = await startServer((req) => {
+      setTimeout(() => {
+        readJson(req).then((value) => { settled(`resolved ${String(value)}`) }, (err: { type?: unknown }) => { settled(String(err.type)) })
+      }, 100)
+    })
+    try {
+      const socket = await rawSocket(port)
+      socket.write(requestHead('/', { ...JSON_HEADERS, 'content-length': 20 }) + '{"a"')
+      await delay(20)
+      socket.destroy()
+      assert.equal(await within(outcome, 'the reader settles'), 'request.aborted')
+    } finally {
+      await close()
+    }
+  })
+
   it('an abort after a 413 causes no second call and no crash', async () => {
     const path = server.mount(raw({ limit: 10 }))
     const observed = server.observe(path)
