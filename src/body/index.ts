@@ -19,7 +19,7 @@ export type { BodyRequest, NodeRequest, ReaderResponse } from './promise.js'
 export type { BodyMiddleware } from './read.js'
 
 function jsonSettings (options: JsonOptions<never, never> | undefined): ReadOptions {
-  const common = resolveCommon(options, JSON_TYPE)
+  const common = resolveCommon(options, JSON_TYPE, true)
   const parse = createJsonParse(resolveJson(options))
   return { ...common, charsets: 'unicode', parse: parse as (body: string | Buffer) => unknown }
 }
@@ -29,7 +29,7 @@ function rawSettings (options: RawOptions<never, never> | undefined): ReadOption
 }
 
 function textSettings (options: TextOptions<never, never> | undefined): ReadOptions {
-  return { ...resolveCommon(options, TEXT_TYPE), charsets: 'any', parse: parseText }
+  return { ...resolveCommon(options, TEXT_TYPE, true), charsets: 'any', parse: parseText }
 }
 
 function urlencodedSettings (options: UrlencodedOptions<never, never> | undefined): ReadOptions {

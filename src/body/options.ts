@@ -197,8 +197,11 @@ function sameItems (array: readonly unknown[], items: readonly unknown[]): boole
   return true
 }
 
-/** Resolves the options every parser takes; `defaultType` is the parser's own media type. */
-export function resolveCommon (options: BodyOptions<never, never, never> | undefined, defaultType: string): CommonSettings {
+/**
+ * Resolves the options every parser takes; `defaultType` is the parser's own media type, and
+ * `charsetOption` tells a parser that takes `defaultCharset` as any charset name (json, text).
+ */
+export function resolveCommon (options: BodyOptions<never, never, never> | undefined, defaultType: string, charsetOption = false): CommonSettings {
   const given = options ?? {}
   const limit = given.limit === undefined || given.limit === null ? DEFAULT_LIMIT : bytes.parse(given.limit)
   if (limit === null) {
@@ -210,14 +213,20 @@ export function resolveCommon (options: BodyOptions<never, never, never> | undef
     throw new TypeError('option verify must be function')
   }
   const type = given.type || defaultType
-  // A `type` function is called without a receiver, as `verify` is: `this` is undefined in it.
+  // A `type` function is called without a receiver, as `verify` is: `this` is undefined in it
+  // (body-parser 2 calls it as a method of its own resolved options).
   const userMatches = typeof type === 'function' ? type as (req: BodySource) => unknown : undefined
   const defaultCharset = (given as { defaultCharset?: unknown }).defaultCharset || 'utf-8'
+  // body-parser takes any value and fails on the requests that need it, with a 500 from json()
+  // and an uncaught exception from text(); urlencoded() checks its own, and raw() reads none
+  if (charsetOption && typeof defaultCharset !== 'string') {
+    throw new TypeError('option defaultCharset must be a string')
+  }
   return {
     inflate: given.inflate !== false,
     limit,
     verify: verify as Verify | undefined,
-    defaultCharset: String(defaultCharset),
+    defaultCharset: typeof defaultCharset === 'string' ? defaultCharset : 'utf-8',
     matches: userMatches !== undefined ? (req) => userMatches(req) : typeMatcher(type)
   }
 }

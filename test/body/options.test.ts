@@ -182,11 +182,20 @@ describe('inflate', () => {
 })
 
 describe('defaultCharset', () => {
-  it('is validated only by urlencoded, which takes utf-8 or iso-8859-1', () => {
-    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '', ['utf-8'], { toString: () => 'iso-8859-1' }]) {
+  it('is validated by urlencoded, which takes utf-8 or iso-8859-1, as in body-parser, and must be a string for json and text', () => {
+    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '', 0, false, null]) {
       for (const name of Object.keys(parsers) as Name[]) sameValidation(name, { defaultCharset })
     }
     assert.throws(() => urlencoded({ defaultCharset: 'latin1' as never }), { name: 'TypeError', message: 'option defaultCharset must be either utf-8 or iso-8859-1' })
+    // body-parser takes anything else, and then fails on every request with a body: json() with a
+    // TypeError passed to next (a 500), text() with an uncaught exception, which ends the process
+    for (const defaultCharset of [['utf-8'], { toString: () => 'iso-8859-1' }, 5, true]) {
+      sameValidation('urlencoded', { defaultCharset })
+      sameValidation('raw', { defaultCharset })
+      for (const parser of [json, text]) {
+        assert.throws(() => parser({ defaultCharset: defaultCharset as never }), { name: 'TypeError', message: 'option defaultCharset must be a string' })
+      }
+    }
   })
 
   it('json refuses a non-utf default at request time, as body-parser does', async () => {
