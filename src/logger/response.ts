@@ -21,7 +21,7 @@
 //   on-finished 2.4 does), so tokens reading AsyncLocalStorage see the request's store.
 // Responses that are not node:http ServerResponses (HTTP/2 compatibility objects, test
 // doubles) keep using on-finished.
-import { ServerResponse } from 'node:http'
+import { ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http'
 import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
@@ -36,6 +36,8 @@ import type { StartMark } from './clock.js'
 type WriteHead = (this: ServerResponse, ...args: unknown[]) => unknown
 
 const PREVIOUS = Symbol('foyer.logger.writeHead')
+/** The response's start is marked (see writeHead). */
+const MARKED = Symbol('foyer.logger.startMarked')
 const PENDING = Symbol('foyer.logger.pending')
 // What the tokens read (these and `res._startAt`) is kept under keys every copy of this module
 // shares: the built-in tokens are those of the first copy loaded, and a logger made by a later
@@ -44,6 +46,7 @@ const GIVEN = Symbol.for('foyer.logger.writeHeadHeaders')
 
 interface Hooked extends ServerResponse, StartMark {
   [PREVIOUS]?: WriteHead
+  [MARKED]?: true | undefined
   [PENDING]?: unknown[] | undefined
   /** The headers object given to writeHead. */
   [GIVEN]?: OutgoingHttpHeaders
@@ -75,13 +78,17 @@ function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
 /** The writeHead every hooked response gets: one shared function, no closure per request. */
 function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers?: unknown): unknown {
   const previous = this[PREVIOUS] as WriteHead
-  // writeHead(status, [reason], [headers])
-  const given = typeof reason === 'string' ? headers : reason
+  // writeHead(status, [reason], [headers]); without a reason, node:http takes the headers from
+  // the third argument when the second is undefined or null
+  const given = typeof reason === 'string' ? headers : headers ?? reason
+  // The response's start is marked at its first writeHead, whatever `res._startAt` holds by then,
+  // as on-headers calls morgan's listener once.
+  const marking = this[MARKED] !== true
   if (Array.isArray(given)) {
     // Rare: set them as on-headers does, so `:res[...]` reads what morgan reads.
     this.statusCode = statusCode as number
     setHeadersFromArray(this, given)
-    if (this._startAt === undefined) recordStartTime.call(this)
+    if (marking) markStart(this)
     return typeof reason === 'string' ? previous.call(this, this.statusCode, reason) : previous.call(this, this.statusCode)
   }
   // An object is left to node:http as it is: it merges it into headers already set (as
@@ -89,11 +96,55 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
   // Setting each header first, as on-headers does, made node:http take its slower path (every
   // header stored and validated one by one): about 0.5 us per response in an in-process A/B
   // over real request and response objects (best of 15 rounds, 4.8 against 5.5 us per request).
-  if (this._startAt === undefined) recordStartTime.call(this)
-  const result = previous.apply(this, arguments as unknown as unknown[])
-  // Kept once node:http took it: a call that throws (headers already sent) changes nothing.
-  if (given !== null && typeof given === 'object') this[GIVEN] = given as OutgoingHttpHeaders
+  const startAt = this._startAt
+  const startTime = this._startTime
+  if (marking) markStart(this)
+  let result: unknown
+  try {
+    result = previous.apply(this, arguments as unknown as unknown[])
+  } catch (err) {
+    // A header node:http refuses: on-headers sets each header before it calls morgan's listener,
+    // so there the start is marked by the call that succeeds (an app answering 500 instead).
+    if (marking && given !== null && typeof given === 'object' && !headersValid(given as OutgoingHttpHeaders)) {
+      this[MARKED] = undefined
+      this._startAt = startAt
+      this._startTime = startTime
+    }
+    throw err
+  }
+  // Kept once node:http took it (a call that throws changes nothing), as it was then: node:http
+  // has sent it, and the app may change or reuse its object afterwards.
+  if (given !== null && typeof given === 'object') this[GIVEN] = copyHeaders(given as OutgoingHttpHeaders)
   return result
+}
+
+function markStart (res: Hooked): void {
+  res[MARKED] = true
+  recordStartTime.call(res)
+}
+
+/** Whether setting each of `headers` on a response, as on-headers does, would not throw. */
+function headersValid (headers: OutgoingHttpHeaders): boolean {
+  try {
+    for (const name of Object.keys(headers)) {
+      if (name === '') continue
+      validateHeaderName(name)
+      validateHeaderValue(name, headers[name] as string)
+    }
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A copy of `headers`. A list of values stays the same array: on-headers sets it on the response
+ * as it is, so morgan's line shows what the app pushes to it later.
+ */
+function copyHeaders (headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+  const copy: OutgoingHttpHeaders = Object.create(null) as OutgoingHttpHeaders
+  for (const name of Object.keys(headers)) copy[name] = headers[name]
+  return copy
 }
 
 /**

@@ -76,6 +76,37 @@ describe('headers given to writeHead', () => {
     assert.deepEqual(await eachAlone(':status :res[x-a] :res[x-b]', ':status :res[x-a] :res[x-b]', handler), { ours: '200 1 -', theirs: '500 1 -' })
   })
 
+  it('are logged as they were sent, whatever the app does with its object afterwards, as with morgan (a list of values excepted, which both keep)', async () => {
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      const shared: OutgoingHttpHeaders = { 'Content-Length': 2, 'X-A': 'sent', 'Set-Cookie': ['a=1'] }
+      res.writeHead(200, shared)
+      shared['X-A'] = 'changed'
+      delete shared['Content-Length']
+      ;(shared['Set-Cookie'] as string[]).push('b=2')
+      res.end('ok')
+    }
+    const format = ':res[x-a] :res[content-length] :res[set-cookie]'
+    assert.deepEqual(await eachAlone(format, format, handler), { ours: 'sent 2 a=1, b=2', theirs: 'sent 2 a=1, b=2' })
+  })
+
+  it('are taken from the third argument when the second is undefined or null, as node:http sends them', async () => {
+    for (const reason of [undefined, null]) {
+      const log = new LineCollector()
+      const server = await serve([logger(':status :res[x-a] :res[content-length]', { stream: log }) as Middleware], (_req, res) => {
+        (res.writeHead as (...args: unknown[]) => ServerResponse)(201, reason, { 'X-A': 'a', 'Content-Length': 2 })
+        res.end('ok')
+      })
+      try {
+        const reply = await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+        assert.match(reply, /\r\nX-A: a\r\n/)
+        // (morgan's on-headers drops them: the client gets neither, and its line shows neither)
+        assert.deepEqual(await log.waitForLines(1), ['201 a 2'], String(reason))
+      } finally {
+        await server.close()
+      }
+    }
+  })
+
   it('are not logged when a middleware wrapping writeHead took them off before they were sent, as with morgan', async () => {
     // As compression (through on-headers) does: the headers given to writeHead are set on the
     // response, Content-Length is dropped for the encoded body, and node:http gets the status only.
@@ -131,6 +162,48 @@ describe('the start of the response', () => {
     assert.equal(marks[0], undefined)
     assert.ok(Array.isArray(marks[1]) && marks[1].length === 2)
     assert.ok(marks[2] instanceof Date)
+  })
+
+  it('is marked by the first writeHead that takes effect, whatever the app left in res._startAt, as with morgan', async () => {
+    type Marked = ServerResponse & { _startAt?: unknown }
+    // What res._startAt is after each step, told apart without reading a clock: undefined, the
+    // value the app left, the first mark, or a later one.
+    const steps: Record<string, (res: Marked) => unknown[]> = {
+      'a value left before writeHead': (res) => {
+        const left = [0, 0]
+        res._startAt = left
+        res.writeHead(200)
+        return [res._startAt === left ? 'left' : Array.isArray(res._startAt) ? 'marked' : res._startAt]
+      },
+      'null left before writeHead': (res) => {
+        res._startAt = null
+        res.writeHead(200)
+        return [Array.isArray(res._startAt) ? 'marked' : res._startAt]
+      },
+      // on-headers sets each header before it calls morgan's listener: a header node:http
+      // refuses leaves the start to the call that succeeds
+      'a writeHead refusing a header, then one that succeeds': (res) => {
+        assert.throws(() => res.writeHead(200, { 'X-A': 'bad\nvalue' }), { code: 'ERR_INVALID_CHAR' })
+        const first = res._startAt
+        res.writeHead(500)
+        return [first, Array.isArray(res._startAt) ? 'marked' : res._startAt]
+      },
+      // a status code node:http refuses is refused after morgan's listener ran: that call marks
+      'a writeHead refusing its status code, then one that succeeds': (res) => {
+        assert.throws(() => res.writeHead(99), { code: 'ERR_HTTP_INVALID_STATUS_CODE' })
+        const first = res._startAt
+        res.writeHead(200)
+        return [Array.isArray(first) ? 'marked' : first, res._startAt === first ? 'unchanged' : 'marked again']
+      }
+    }
+    for (const [name, step] of Object.entries(steps)) {
+      const seen: unknown[][] = []
+      for (const log of [morgan(':status', { stream: callRecorder() }), logger(':status', { stream: new LineCollector() })]) {
+        const server = await serve([log as Middleware], (_req, res) => { seen.push(step(res)); res.end() })
+        try { await get(server.port) } finally { await server.close() }
+      }
+      assert.deepEqual(seen[1], seen[0], name)
+    }
   })
 
   it('is recorded in req._startAt, req._startTime and req._remoteAddress when the request enters, as morgan does', async () => {
