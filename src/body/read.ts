@@ -553,15 +553,18 @@ export function isSpent (req: BodySource): boolean {
 /**
  * Whether the client left before the body was read to its end: an app's asynchronous step before
  * the parser (an authentication lookup) gave it the time to. What it had sent is gone with the
- * request. Over HTTP/1, it closed the connection (or its side of it: node:http then aborts the
- * request); over HTTP/2 it reset the stream, and node:http2 threw away what the stream held and
- * ended the request, so only the stream tells that its end was never read.
+ * request. Over HTTP/1, node:http destroys a request whose connection closes (or whose client
+ * closes its side of it) before the request is read, and the socket is no longer readable; a
+ * request made on a stand-in socket (serverless adapters', test injectors', which may say it is
+ * not readable) is not destroyed, and is left to the skip rules as before. Over HTTP/2 the client
+ * reset the stream, and node:http2 threw away what the stream held and ended the request, so
+ * only the stream tells that its end was never read.
  */
 function clientLeft (req: BodySource): boolean {
   if (req instanceof IncomingMessage) {
-    if (req.readableEnded || (req as { upgrade?: unknown }).upgrade === true) return false
+    if (!req.destroyed || req.readableEnded || (req as { upgrade?: unknown }).upgrade === true) return false
     const socket = req.socket as IncomingMessage['socket'] | null
-    return socket !== null && !socket.readable
+    return socket === null || !socket.readable
   }
   return isHttp2Compat(req) && (req as { aborted?: unknown }).aborted === true &&
     (req as { stream?: { readableEnded?: unknown } }).stream?.readableEnded !== true

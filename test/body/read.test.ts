@@ -4,7 +4,8 @@ import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import { IncomingMessage } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import { Readable } from 'node:stream'
 import bodyParser from 'body-parser'
 import createError from 'http-errors'
@@ -494,6 +495,24 @@ describe('requests that node:http did not make', () => {
     assert.deepEqual(await within(readJson(strings() as never), 'readJson'), { a: 1 })
     const objects = Object.assign(Readable.from([{ a: 1 }]), { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } })
     assert.deepEqual(await outcome(json(), objects), { calls: 1, error: '500 stream.not.readable' })
+  })
+
+  it('an IncomingMessage on a stand-in socket that says it is not readable (serverless adapters\', injectors\') is read, or skipped, as body-parser does it: its client did not leave', async () => {
+    // serverless-http 3 makes its requests on `{ readable: false }`, and pushes the body
+    const onSocket = (socket: object): IncomingMessage => {
+      const req = new IncomingMessage(socket as never)
+      req.method = 'POST'
+      req.headers = { ...headers }
+      req.push('{"a":1}')
+      req.push(null)
+      return req
+    }
+    for (const socket of [{ readable: false }, {}, new EventEmitter()]) {
+      const ours = await outcome(json(), onSocket(socket))
+      assert.deepEqual(ours, await outcome(bodyParser.json(), onSocket(socket)), JSON.stringify(socket))
+      assert.equal(ours.calls, 1)
+      assert.equal(ours.error, undefined)
+    }
   })
 
   it('an EventEmitter that only emits \'data\' and \'end\' is read as body-parser reads it', async () => {
