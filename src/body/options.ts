@@ -217,16 +217,18 @@ export function resolveCommon (options: BodyOptions<never, never, never> | undef
   // (body-parser 2 calls it as a method of its own resolved options).
   const userMatches = typeof type === 'function' ? type as (req: BodySource) => unknown : undefined
   const defaultCharset = (given as { defaultCharset?: unknown }).defaultCharset || 'utf-8'
-  // body-parser takes any value and fails on the requests that need it, with a 500 from json()
-  // and an uncaught exception from text(); urlencoded() checks its own, and raw() reads none
-  if (charsetOption && typeof defaultCharset !== 'string') {
+  // body-parser takes any value, and fails on the requests that need one that is not a string
+  // (a String object works), with a 500 from json() and an uncaught exception from text();
+  // urlencoded() checks its own, and raw() reads none
+  const isString = typeof defaultCharset === 'string' || defaultCharset instanceof String
+  if (charsetOption && !isString) {
     throw new TypeError('option defaultCharset must be a string')
   }
   return {
     inflate: given.inflate !== false,
     limit,
     verify: verify as Verify | undefined,
-    defaultCharset: typeof defaultCharset === 'string' ? defaultCharset : 'utf-8',
+    defaultCharset: isString ? String(defaultCharset) : 'utf-8',
     matches: userMatches !== undefined ? (req) => userMatches(req) : typeMatcher(type)
   }
 }

@@ -183,7 +183,8 @@ describe('inflate', () => {
 
 describe('defaultCharset', () => {
   it('is validated by urlencoded, which takes utf-8 or iso-8859-1, as in body-parser, and must be a string for json and text', () => {
-    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '', 0, false, null]) {
+    // eslint-disable-next-line no-new-wrappers
+    for (const defaultCharset of ['utf-8', 'iso-8859-1', 'UTF-8', 'latin1', 'utf8', 'bogus', '', 0, false, null, new String('latin1')]) {
       for (const name of Object.keys(parsers) as Name[]) sameValidation(name, { defaultCharset })
     }
     assert.throws(() => urlencoded({ defaultCharset: 'latin1' as never }), { name: 'TypeError', message: 'option defaultCharset must be either utf-8 or iso-8859-1' })
@@ -196,6 +197,13 @@ describe('defaultCharset', () => {
         assert.throws(() => parser({ defaultCharset: defaultCharset as never }), { name: 'TypeError', message: 'option defaultCharset must be a string' })
       }
     }
+  })
+
+  it('may be a String object, as in body-parser', async () => {
+    // eslint-disable-next-line no-new-wrappers
+    const options = { defaultCharset: new String('latin1') as unknown as string }
+    const seen = await compare(server, text(options), bodyParser.text(options), { headers: { 'content-type': 'text/plain' }, body: Buffer.from([0xe9]) })
+    assert.equal(seen.body, 'é')
   })
 
   it('json refuses a non-utf default at request time, as body-parser does', async () => {
