@@ -96,6 +96,9 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
   // Setting each header first, as on-headers does, made node:http take its slower path (every
   // header stored and validated one by one): about 0.5 us per response in an in-process A/B
   // over real request and response objects (best of 15 rounds, 4.8 against 5.5 us per request).
+  // Kept as it was at this call, which sends it (the app may change or reuse its object
+  // afterwards), once node:http took it: a call that throws changes nothing.
+  const copy = given !== null && typeof given === 'object' ? copyHeaders(given as OutgoingHttpHeaders) : undefined
   const startAt = this._startAt
   const startTime = this._startTime
   if (marking) markStart(this)
@@ -103,18 +106,16 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
   try {
     result = previous.apply(this, arguments as unknown as unknown[])
   } catch (err) {
-    // A header node:http refuses: on-headers sets each header before it calls morgan's listener,
-    // so there the start is marked by the call that succeeds (an app answering 500 instead).
-    if (marking && given !== null && typeof given === 'object' && !headersValid(given as OutgoingHttpHeaders)) {
+    // Refused before on-headers would have called morgan's listener: there the start is marked
+    // by the call that succeeds (an app answering 500 instead).
+    if (marking && refusedBeforeMark(this, statusCode, copy)) {
       this[MARKED] = undefined
       this._startAt = startAt
       this._startTime = startTime
     }
     throw err
   }
-  // Kept once node:http took it (a call that throws changes nothing), as it was then: node:http
-  // has sent it, and the app may change or reuse its object afterwards.
-  if (given !== null && typeof given === 'object') this[GIVEN] = copyHeaders(given as OutgoingHttpHeaders)
+  if (copy !== undefined) this[GIVEN] = copy
   return result
 }
 
@@ -123,17 +124,33 @@ function markStart (res: Hooked): void {
   recordStartTime.call(res)
 }
 
-/** Whether setting each of `headers` on a response, as on-headers does, would not throw. */
-function headersValid (headers: OutgoingHttpHeaders): boolean {
+/**
+ * Whether on-headers, which sets the status code and then each header (skipping an empty name)
+ * on the response before it calls its listener, would have thrown first: node:http's setHeader
+ * checks the name and the value; an HTTP/2 compatibility response's refuses a name with a space,
+ * a pseudo-header and a missing value, and its statusCode a code outside 200 to 599.
+ */
+function refusedBeforeMark (res: ServerResponse, statusCode: unknown, headers: OutgoingHttpHeaders | undefined): boolean {
+  const http2 = isHttp2Compat(res)
+  if (http2) {
+    const code = (statusCode as number) | 0
+    if (code < 200 || code > 599) return true
+  }
+  if (headers === undefined) return false
   try {
     for (const name of Object.keys(headers)) {
       if (name === '') continue
-      validateHeaderName(name)
-      validateHeaderValue(name, headers[name] as string)
+      const value = headers[name]
+      if (!http2) {
+        validateHeaderName(name)
+        validateHeaderValue(name, value as string)
+      } else if (name.includes(' ') || name.startsWith(':') || value === undefined || value === null) {
+        return true
+      }
     }
-    return true
-  } catch {
     return false
+  } catch {
+    return true
   }
 }
 

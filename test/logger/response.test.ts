@@ -164,45 +164,73 @@ describe('the start of the response', () => {
     assert.ok(marks[2] instanceof Date)
   })
 
-  it('is marked by the first writeHead that takes effect, whatever the app left in res._startAt, as with morgan', async () => {
+  it('is marked by the first writeHead that takes effect, whatever the app left in res._startAt, as with morgan, over HTTP/1 and HTTP/2', async () => {
     type Marked = ServerResponse & { _startAt?: unknown }
     // What res._startAt is after each step, told apart without reading a clock: undefined, the
-    // value the app left, the first mark, or a later one.
+    // value the app left, a mark, or the same mark as before.
+    const state = (value: unknown, left?: unknown): unknown => value === left && left !== undefined ? 'left' : Array.isArray(value) ? 'marked' : value
+    const attempt = (call: () => void): string => {
+      try { call(); return 'taken' } catch (err) { return String((err as { code?: unknown }).code) }
+    }
+    // on-headers sets each header before it calls morgan's listener, so a header the response
+    // refuses leaves the start to the call that succeeds; a status code is refused after the
+    // listener ran, so that call marks
+    const refused = (headers: OutgoingHttpHeaders | number) => (res: Marked): unknown[] => {
+      const outcome = attempt(() => { typeof headers === 'number' ? res.writeHead(headers) : res.writeHead(200, headers) })
+      const first = res._startAt
+      // (a header node:http takes, as null over HTTP/1, has sent the headers: this one throws)
+      const second = attempt(() => { res.writeHead(500) })
+      return [outcome, state(first), second, res._startAt === first ? 'unchanged' : state(res._startAt)]
+    }
     const steps: Record<string, (res: Marked) => unknown[]> = {
       'a value left before writeHead': (res) => {
         const left = [0, 0]
         res._startAt = left
         res.writeHead(200)
-        return [res._startAt === left ? 'left' : Array.isArray(res._startAt) ? 'marked' : res._startAt]
+        return [state(res._startAt, left)]
       },
       'null left before writeHead': (res) => {
         res._startAt = null
         res.writeHead(200)
-        return [Array.isArray(res._startAt) ? 'marked' : res._startAt]
+        return [state(res._startAt)]
       },
-      // on-headers sets each header before it calls morgan's listener: a header node:http
-      // refuses leaves the start to the call that succeeds
-      'a writeHead refusing a header, then one that succeeds': (res) => {
-        assert.throws(() => res.writeHead(200, { 'X-A': 'bad\nvalue' }), { code: 'ERR_INVALID_CHAR' })
-        const first = res._startAt
-        res.writeHead(500)
-        return [first, Array.isArray(res._startAt) ? 'marked' : res._startAt]
-      },
-      // a status code node:http refuses is refused after morgan's listener ran: that call marks
-      'a writeHead refusing its status code, then one that succeeds': (res) => {
-        assert.throws(() => res.writeHead(99), { code: 'ERR_HTTP_INVALID_STATUS_CODE' })
-        const first = res._startAt
-        res.writeHead(200)
-        return [Array.isArray(first) ? 'marked' : first, res._startAt === first ? 'unchanged' : 'marked again']
+      'a header value with a newline': refused({ 'X-A': 'bad\nvalue' }),
+      'a header value null': refused({ 'X-A': null as unknown as string }),
+      'a header name with a space': refused({ 'X A': '1' }),
+      'a status code out of range': refused(99)
+    }
+    const runOn = async (protocol: string, log: unknown, handler: (res: Marked) => void): Promise<void> => {
+      if (protocol === 'HTTP/1') {
+        const server = await serve([log as Middleware], (_req, res) => { handler(res) })
+        try { await get(server.port) } finally { await server.close() }
+        return
+      }
+      const server = createHttp2Server((req, res) => {
+        (log as Middleware)(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => { handler(res as unknown as Marked) })
+      })
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const stream = client.request({ ':path': '/h2' })
+          stream.on('error', reject)
+          stream.resume()
+          stream.on('end', resolve)
+          stream.end()
+        })
+      } finally {
+        client.close()
+        await new Promise((resolve) => server.close(resolve))
       }
     }
-    for (const [name, step] of Object.entries(steps)) {
-      const seen: unknown[][] = []
-      for (const log of [morgan(':status', { stream: callRecorder() }), logger(':status', { stream: new LineCollector() })]) {
-        const server = await serve([log as Middleware], (_req, res) => { seen.push(step(res)); res.end() })
-        try { await get(server.port) } finally { await server.close() }
+    for (const protocol of ['HTTP/1', 'HTTP/2']) {
+      for (const [name, step] of Object.entries(steps)) {
+        const seen: unknown[][] = []
+        for (const log of [morgan(':status', { stream: callRecorder() }), logger(':status', { stream: new LineCollector() })]) {
+          await runOn(protocol, log, (res) => { seen.push(step(res)); res.end() })
+        }
+        assert.deepEqual(seen[1], seen[0], `${protocol}: ${name}`)
       }
-      assert.deepEqual(seen[1], seen[0], name)
     }
   })
 
