@@ -27,30 +27,37 @@ export type ReaderResponse<R> = R extends FetchRequest ? undefined : ServerRespo
 // the type matcher and its Content-Type cache) took about 2.5 us per call, as much as reading a
 // small JSON body. The settings are kept per reader under a key made of the options' values, so
 // an options object written inline in the call hits the cache as well as a hoisted one, and an
-// object changed between two calls is resolved again. Functions count by identity: a `verify`
-// made anew for every call is resolved anew.
+// object changed between two calls is resolved again. Functions (`verify`, `reviver`, a `type`
+// function) count by identity, and settings holding one are kept only as long as the caller
+// keeps the function: they are filed under it in a WeakMap. A `verify` written inline in the
+// call, a closure over that request (its context, the raw body it keeps), is resolved anew each
+// call, and what it holds goes with the request.
 const MAX_SETTINGS = 64
 const NO_OPTIONS = '\u0000'
-const settingsCache = new WeakMap<object, Map<string, ReadOptions>>()
-const functionIds = new WeakMap<object, number>()
-let nextFunctionId = 0
+
+/** The settings of one reader for options holding the functions on the way to this level. */
+interface Level {
+  /** Settings of options holding no further function, by the key of their values. */
+  settings?: Map<string, ReadOptions>
+  /** The levels for options holding a further function, by that function. */
+  byFunction?: WeakMap<object, Level>
+}
+
+const readerLevels = new WeakMap<object, Level>()
 
 /** The part of the key for one option value, or undefined for a value the cache does not take. */
 function valueKey (value: unknown): string | undefined {
   switch (typeof value) {
     case 'string': return 's' + String(value.length) + ':' + value
     case 'number': case 'boolean': case 'undefined': case 'bigint': return typeof value + ':' + String(value)
-    case 'function': {
-      let id = functionIds.get(value)
-      if (id === undefined) functionIds.set(value, id = nextFunctionId++)
-      return 'f' + String(id)
-    }
+    // the function itself is the Level it leads to (see `resolved`)
+    case 'function': return 'f'
     case 'object': {
       if (value === null) return 'null'
       if (!Array.isArray(value)) return undefined
       let key = '['
       for (const item of value as unknown[]) {
-        const part = valueKey(item)
+        const part = typeof item === 'function' ? undefined : valueKey(item)
         if (part === undefined) return undefined
         key += part + ','
       }
@@ -98,8 +105,18 @@ function ownArrays<O> (options: O | undefined): O | undefined {
 function resolved<O> (options: O | undefined, resolve: (options: O | undefined) => ReadOptions): ReadOptions {
   const key = optionsKey(options)
   if (key === undefined) return resolve(options)
-  let cache = settingsCache.get(resolve)
-  if (cache === undefined) settingsCache.set(resolve, cache = new Map())
+  let level = readerLevels.get(resolve)
+  if (level === undefined) readerLevels.set(resolve, level = {})
+  if (options !== undefined) {
+    for (const name of Object.getOwnPropertyNames(options)) {
+      const value = (options as Record<string, unknown>)[name]
+      if (typeof value !== 'function') continue
+      let next: Level | undefined = level.byFunction?.get(value)
+      if (next === undefined) (level.byFunction ??= new WeakMap()).set(value, next = {})
+      level = next
+    }
+  }
+  const cache = (level.settings ??= new Map())
   let settings = cache.get(key)
   if (settings === undefined) {
     // bad options throw here, every time: nothing is cached for them

@@ -13,6 +13,7 @@ import type { BodyError, BodyMiddleware, BodyRequest } from '../../src/body/inde
 import * as root from '../../src/index.js'
 import { rawSocket, request, startServer } from '../helpers/server.js'
 import { compare, requestHead, send, startBodyServer, within } from '../helpers/body-server.js'
+import { gc } from '../helpers/gc.js'
 import type { Before, BodyServer, Seen } from '../helpers/body-server.js'
 
 type WithBody = IncomingMessage & { body?: unknown }
@@ -331,6 +332,29 @@ describe('options', () => {
       results.push((await request(port, { path: '/first', headers: JSON_HEADERS, body: '{"a":1}' })).body)
       results.push((await request(port, { path: '/second', headers: TEXT_HEADERS, body: '{"b":2}' })).body)
       assert.deepEqual(results, ['{"a":1}', 'undefined'])
+    } finally {
+      await close()
+    }
+  })
+
+  it('a verify, type or reviver written inline in the call does not keep what it closes over (the request\'s context, the raw body) once the request is done', async () => {
+    const contexts = new Set<WeakRef<object>>()
+    const { port, close } = await startServer((req, res) => {
+      // a context of this request, as a framework makes one, which the functions close over
+      const context: { rawBody?: Buffer, typed?: boolean } = {}
+      contexts.add(new WeakRef(context))
+      readJson(req, {
+        verify: (_req, _res, buf) => { context.rawBody = buf },
+        type: (r: IncomingMessage) => { context.typed = true; return r.headers['content-type'] === 'application/json' },
+        reviver: (_key, value) => context.typed === true ? value : undefined
+      }).then((body) => { res.end(JSON.stringify(body)) }, (err: { type: string }) => { res.end(err.type) })
+    })
+    try {
+      for (let i = 0; i < 20; i++) assert.equal((await request(port, { headers: JSON_HEADERS, body: '{"a":1}' })).body, '{"a":1}')
+      await delay(10)
+      gc()
+      const alive = [...contexts].filter((ref) => ref.deref() !== undefined).length
+      assert.ok(alive <= 1, `${alive} of 20 request contexts are still reachable`)
     } finally {
       await close()
     }
