@@ -166,8 +166,7 @@ class FetchBodySource extends Readable {
     const reader = this.#reader
     if (this.destroyed || reader === undefined) return
     this.#reading = true
-    // a body stream that fails is the client going away (undici's 'terminated', a socket reset)
-    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(asAbort(toError(err))) })
+    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(bodyStreamError(err)) })
   }
 
   #onChunk (chunk: FetchBodyChunk): void {
@@ -198,6 +197,18 @@ class FetchBodySource extends Readable {
     // cancelling a body that has ended is a no-op
     reader.cancel(err ?? undefined).then(() => { callback(err) }, () => { callback(err) })
   }
+}
+
+/**
+ * What a body stream's failure is to the pipeline: the client going away (undici's 'terminated',
+ * a socket reset, the signal's abort), a 400 request.aborted; but an error carrying a `status` or
+ * a `type` of its own is a verdict on the body (a stream the app made, one passing on another's
+ * error), passed on as from a Node.js stream.
+ */
+function bodyStreamError (err: unknown): Error {
+  const error = toError(err)
+  const own = error as { status?: unknown, type?: unknown }
+  return typeof own.status === 'number' || typeof own.type === 'string' ? error : asAbort(error)
 }
 
 // Whatever the body stream failed with, even a value String() refuses (an object with no

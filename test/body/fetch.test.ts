@@ -345,6 +345,18 @@ describe('bodies that cannot be read', () => {
     assert.equal(err['received'], 5)
   })
 
+  it('passes on the error a body stream fails with when it carries a status or type of its own, as from a Node.js stream', async () => {
+    for (const own of [{ status: 502, type: 'upstream.failed' }, { status: 503 }, { type: 'upstream.failed' }]) {
+      const raised = Object.assign(new Error('upstream broke'), own)
+      const stream = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(raised) } })
+      const err = await failure(readJson(post(JSON_TYPE, stream)))
+      assert.equal(err, raised, JSON.stringify(own))
+      assert.equal(err['status'], own.status ?? 400)
+      assert.equal(err['type'], own.type ?? 'entity.parse.failed')
+      assert.equal(err['message'], 'upstream broke')
+    }
+  })
+
   it('400 request.aborted when the body stream fails with a value that cannot be made into text (no prototype)', async () => {
     const stream = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(Object.create(null)) } })
     const err = await failure(readJson(post(JSON_TYPE, stream)))
