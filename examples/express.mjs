@@ -11,7 +11,8 @@ app.post('/api/items', bodyParser.json(), (req, res) => {
   res.json({ item: req.body })
 })
 app.post('/login', bodyParser.urlencoded({ extended: false }), (req, res) => {
-  res.type('text').send(`hello ${String(req.body.user ?? 'nobody')}\n`)
+  // req.body is undefined when nothing was parsed (no body, another content type)
+  res.type('text').send(`hello ${String(req.body?.user ?? 'nobody')}\n`)
 })
 
 // Parser errors carry an HTTP status and a machine-readable `type`.

@@ -84,6 +84,9 @@ describe('examples/express.mjs', () => {
     assert.deepEqual(await res.json(), { item: { id: 7 } })
     res = await post(`${app.url}/login`, 'application/x-www-form-urlencoded', 'user=ada')
     assert.equal(await res.text(), 'hello ada\n')
+    // nothing parsed (another content type): req.body is undefined
+    res = await post(`${app.url}/login`, 'application/json', '{"user":"ada"}')
+    assert.equal(await res.text(), 'hello nobody\n')
     res = await post(`${app.url}/api/items`, 'application/json', '{')
     assert.equal(res.status, 400)
     assert.deepEqual(await res.json(), { type: 'entity.parse.failed' })
