@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter, once } from 'node:events'
 import { createServer, IncomingMessage, ServerResponse } from 'node:http'
-import type { OutgoingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http'
 import { connect as http2Connect, createServer as createHttp2Server } from 'node:http2'
 import { connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -33,6 +33,32 @@ async function eachAlone (morganFormat: string, foyerFormat: string, handler: Ha
   }
   const [ours] = await collector.waitForLines(1)
   return { ours: ours ?? '', theirs: recorder.calls.join('').slice(0, -1) }
+}
+
+/**
+ * One GET /h2 over HTTP/2 (h2c) to a server running `log` (when given), then `handler`: the
+ * response's headers, once its body has ended.
+ */
+async function getOverHttp2 (log: Middleware | undefined, handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<IncomingHttpHeaders> {
+  const server = createHttp2Server((h2req, h2res) => {
+    const req = h2req as unknown as IncomingMessage
+    const res = h2res as unknown as ServerResponse
+    if (log === undefined) handler(req, res)
+    else log(req, res, () => { handler(req, res) })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+  try {
+    return await new Promise<IncomingHttpHeaders>((resolve, reject) => {
+      const stream = client.request({ ':path': '/h2' })
+      stream.on('error', reject)
+      stream.on('response', (headers) => { stream.resume(); stream.on('end', () => { resolve(headers) }) })
+      stream.end()
+    })
+  } finally {
+    client.close()
+    await new Promise((resolve) => server.close(resolve))
+  }
 }
 
 describe('headers given to writeHead', () => {
@@ -200,28 +226,12 @@ describe('the start of the response', () => {
       'a status code out of range': refused(99)
     }
     const runOn = async (protocol: string, log: unknown, handler: (res: Marked) => void): Promise<void> => {
-      if (protocol === 'HTTP/1') {
-        const server = await serve([log as Middleware], (_req, res) => { handler(res) })
-        try { await get(server.port) } finally { await server.close() }
+      if (protocol === 'HTTP/2') {
+        await getOverHttp2(log as Middleware, (_req, res) => { handler(res) })
         return
       }
-      const server = createHttp2Server((req, res) => {
-        (log as Middleware)(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => { handler(res as unknown as Marked) })
-      })
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-      const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
-      try {
-        await new Promise<void>((resolve, reject) => {
-          const stream = client.request({ ':path': '/h2' })
-          stream.on('error', reject)
-          stream.resume()
-          stream.on('end', resolve)
-          stream.end()
-        })
-      } finally {
-        client.close()
-        await new Promise((resolve) => server.close(resolve))
-      }
+      const server = await serve([log as Middleware], (_req, res) => { handler(res) })
+      try { await get(server.port) } finally { await server.close() }
     }
     for (const protocol of ['HTTP/1', 'HTTP/2']) {
       for (const [name, step] of Object.entries(steps)) {
@@ -681,24 +691,8 @@ describe('HTTP/2 compatibility requests', () => {
   it('are logged, with their version', async () => {
     const out = new LineCollector()
     const log = logger(':method :url :status :http-version :res[content-length]', { stream: out }) as Middleware
-    const server = createHttp2Server((req, res) => {
-      log(req as unknown as IncomingMessage, res as unknown as ServerResponse, () => { res.setHeader('content-length', 2); res.end('ok') })
-    })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const stream = client.request({ ':path': '/h2' })
-        stream.on('error', reject)
-        stream.resume()
-        stream.on('end', resolve)
-        stream.end()
-      })
-      assert.deepEqual(await out.waitForLines(1), ['GET /h2 200 2.0 2'])
-    } finally {
-      client.close()
-      await new Promise((resolve) => server.close(resolve))
-    }
+    await getOverHttp2(log, (_req, res) => { res.setHeader('content-length', 2); res.end('ok') })
+    assert.deepEqual(await out.waitForLines(1), ['GET /h2 200 2.0 2'])
   })
 
   it('send a flat header list given to writeHead as node:http2 sends it without a logger, and log it', async () => {
@@ -706,26 +700,9 @@ describe('HTTP/2 compatibility requests', () => {
     // writeHead keeps the last value of a repeated name; from 20.12 the values add up.
     const answer = async (withLogger: boolean): Promise<{ header: unknown, lines: string[] }> => {
       const out = new LineCollector()
-      const log = logger(':status :res[x-a]', { stream: out }) as Middleware
-      const server = createHttp2Server((req, res) => {
-        const reply = (): void => { res.writeHead(200, ['X-A', '1', 'X-A', '2'] as unknown as OutgoingHttpHeaders); res.end('ok') }
-        if (withLogger) log(req as unknown as IncomingMessage, res as unknown as ServerResponse, reply)
-        else reply()
-      })
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-      const client = http2Connect(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
-      try {
-        const header = await new Promise<unknown>((resolve, reject) => {
-          const stream = client.request({ ':path': '/h2' })
-          stream.on('error', reject)
-          stream.on('response', (headers) => { stream.resume(); stream.on('end', () => resolve(headers['x-a'])) })
-          stream.end()
-        })
-        return { header, lines: withLogger ? await out.waitForLines(1) : [] }
-      } finally {
-        client.close()
-        await new Promise((resolve) => server.close(resolve))
-      }
+      const log = withLogger ? logger(':status :res[x-a]', { stream: out }) as Middleware : undefined
+      const headers = await getOverHttp2(log, (_req, res) => { res.writeHead(200, ['X-A', '1', 'X-A', '2'] as unknown as OutgoingHttpHeaders); res.end('ok') })
+      return { header: headers['x-a'], lines: withLogger ? await out.waitForLines(1) : [] }
     }
     const bare = await answer(false)
     const logged = await answer(true)
