@@ -207,8 +207,16 @@ class FetchBodySource extends Readable {
  */
 function bodyStreamError (err: unknown): Error {
   const error = toError(err)
-  const own = error as { status?: unknown, type?: unknown }
-  return typeof own.status === 'number' || typeof own.type === 'string' ? error : asAbort(error)
+  try {
+    const own = error as { status?: unknown, type?: unknown }
+    const verdict = typeof own.status === 'number' || typeof own.type === 'string'
+    // the stream's destroy() reads it
+    Reflect.get(error, 'stack')
+    return verdict ? error : asAbort(error)
+  } catch {
+    // a getter or Proxy that throws: the read must still settle
+    return asAbort(new Error('the body stream failed'))
+  }
 }
 
 // Whatever the body stream failed with, even a value String() refuses (an object with no

@@ -357,11 +357,15 @@ describe('bodies that cannot be read', () => {
     }
   })
 
-  it('400 request.aborted when the body stream fails with a value that cannot be made into text (no prototype)', async () => {
-    const stream = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(Object.create(null)) } })
-    const err = await failure(readJson(post(JSON_TYPE, stream)))
-    assert.equal(err['status'], 400)
-    assert.equal(err['type'], 'request.aborted')
+  it('400 request.aborted when the body stream fails with a value that cannot be made into text (no prototype), or whose status cannot be read', async () => {
+    const unreadable = Object.defineProperty(new Error('broken'), 'status', { get () { throw new Error('no status') } })
+    const trap = new Proxy(new Error('trapped'), { get () { throw new Error('no property') } })
+    for (const raised of [Object.create(null), unreadable, trap]) {
+      const stream = new ReadableStream<Uint8Array>({ pull (controller) { controller.error(raised) } })
+      const err = await within(failure(readJson(post(JSON_TYPE, stream))), 'the read settles')
+      assert.equal(err['status'], 400)
+      assert.equal(err['type'], 'request.aborted')
+    }
   })
 
   it('500 stream.not.readable for a body stream that gives something other than bytes, and the stream is cancelled', async () => {
