@@ -563,8 +563,9 @@ export function isSpent (req: BodySource): boolean {
 function clientLeft (req: BodySource): boolean {
   if (req instanceof IncomingMessage) {
     if (!req.destroyed || req.readableEnded || (req as { upgrade?: unknown }).upgrade === true) return false
-    const socket = req.socket as IncomingMessage['socket'] | null
-    return socket === null || !socket.readable
+    // (a request made by hand, with no connection, is left to the skip rules)
+    const socket = req.socket as IncomingMessage['socket'] | null | undefined
+    return socket !== null && socket !== undefined && !socket.readable
   }
   return isHttp2Compat(req) && (req as { aborted?: unknown }).aborted === true &&
     (req as { stream?: { readableEnded?: unknown } }).stream?.readableEnded !== true

@@ -513,6 +513,18 @@ describe('requests that node:http did not make', () => {
       assert.equal(ours.calls, 1)
       assert.equal(ours.error, undefined)
     }
+    // one made with no connection at all, and destroyed, is skipped (a body read already)
+    for (const socket of [null, undefined]) {
+      const destroyed = (): IncomingMessage => {
+        const req = onSocket(socket as never)
+        req.destroy()
+        return req
+      }
+      const ours = await outcome(json(), destroyed())
+      assert.deepEqual(ours, await outcome(bodyParser.json(), destroyed()), String(socket))
+      assert.deepEqual(ours, { calls: 1, body: undefined })
+      assert.equal(await within(readJson(destroyed()), 'readJson'), undefined)
+    }
   })
 
   it('an EventEmitter that only emits \'data\' and \'end\' is read as body-parser reads it', async () => {
