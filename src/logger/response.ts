@@ -144,8 +144,10 @@ function refusedBeforeMark (res: ServerResponse, statusCode: unknown, headers: O
       if (!http2) {
         validateHeaderName(name)
         validateHeaderValue(name, value as string)
-      } else if (name.includes(' ') || name.startsWith(':') || value === undefined || value === null) {
-        return true
+      } else {
+        // (it trims and lower-cases the name first)
+        const key = name.trim().toLowerCase()
+        if (key === '' || key.includes(' ') || key.startsWith(':') || value === undefined || value === null) return true
       }
     }
     return false
