@@ -124,11 +124,15 @@ function markStart (res: Hooked): void {
   recordStartTime.call(res)
 }
 
+// The pseudo-headers an HTTP/2 compatibility response's setHeader refuses (it takes others, such
+// as :protocol, which only its respond() refuses).
+const REQUEST_PSEUDO_HEADERS = new Set([':status', ':method', ':path', ':authority', ':scheme'])
+
 /**
  * Whether on-headers, which sets the status code and then each header (skipping an empty name)
  * on the response before it calls its listener, would have thrown first: node:http's setHeader
  * checks the name and the value; an HTTP/2 compatibility response's refuses a name with a space,
- * a pseudo-header and a missing value, and its statusCode a code outside 200 to 599.
+ * some pseudo-headers and a missing value, and its statusCode a code outside 200 to 599.
  */
 function refusedBeforeMark (res: ServerResponse, statusCode: unknown, headers: OutgoingHttpHeaders | undefined): boolean {
   const http2 = isHttp2Compat(res)
@@ -147,7 +151,7 @@ function refusedBeforeMark (res: ServerResponse, statusCode: unknown, headers: O
       } else {
         // (it trims and lower-cases the name first)
         const key = name.trim().toLowerCase()
-        if (key === '' || key.includes(' ') || key.startsWith(':') || value === undefined || value === null) return true
+        if (key === '' || key.includes(' ') || REQUEST_PSEUDO_HEADERS.has(key) || value === undefined || value === null) return true
       }
     }
     return false

@@ -229,6 +229,8 @@ describe('the start of the response', () => {
       // it sends them, after on-headers' listener ran
       'a header name of white space alone': refused({ '\t': '1' }),
       'a header name with spaces around it, and a list for a header of one value': refused({ ' x-a ': '1', 'content-type': ['a/b', 'c/d'] }),
+      'a pseudo-header refused when sent': refused({ ':protocol': 'x' }),
+      'a pseudo-header refused when set': refused({ ' :Path': '/x' }),
       'a status code out of range': refused(99)
     }
     const runOn = async (protocol: string, log: unknown, handler: (res: Marked) => void): Promise<void> => {
