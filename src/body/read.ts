@@ -12,9 +12,9 @@ import { IncomingMessage } from 'node:http'
 import type { ServerResponse } from 'node:http'
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import type { Readable, Transform } from 'node:stream'
-import { isUint8Array } from 'node:util/types'
 import onFinished from 'on-finished'
 import { isHttp2Compat } from '../http2.js'
+import { bytesOf } from '../chunk.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { charsetAllowed, charsetKnown, decodeBody, headerCharset } from './charset.js'
 import type { CharsetRule } from './charset.js'
@@ -295,6 +295,8 @@ export function encodedLimit (limit: number): number {
 function onData (this: BodySource, data: unknown): void {
   const state = stateOf(this as Carrier)
   if (state === undefined) return
+  // (from a stream standing in for the request in object mode: a string's bytes in UTF-8, as
+  // body-parser decodes text)
   const chunk = data instanceof Buffer ? data : bytesOf(data)
   if (chunk === undefined) {
     // an object-mode stream standing in for the request, giving something that is not bytes
@@ -310,17 +312,6 @@ function onData (this: BodySource, data: unknown): void {
   } else if (!state.inflater.write(chunk) && typeof this.pause === 'function') {
     this.pause()
   }
-}
-
-/**
- * The bytes of a chunk that is not a Buffer, from a stream standing in for the request in object
- * mode: a Uint8Array's own, or a string's in UTF-8 (as body-parser decodes text); undefined for
- * anything else.
- */
-function bytesOf (data: unknown): Buffer | undefined {
-  if (typeof data === 'string') return Buffer.from(data, 'utf8')
-  if (data instanceof Uint8Array || isUint8Array(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength)
-  return undefined
 }
 
 function onInflated (this: Transform, chunk: Buffer): void {

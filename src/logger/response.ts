@@ -26,6 +26,7 @@ import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
 import onFinished from 'on-finished'
 import { isUint8Array } from 'node:util/types'
+import { bytesOf } from '../chunk.js'
 import { isHttp2Compat } from '../http2.js'
 import { RESOURCE_OPTIONS } from '../resource.js'
 import { recordStartTime } from './clock.js'
@@ -310,12 +311,6 @@ function sameData (chunk: unknown, encoding: unknown, other: unknown, otherEncod
   const a = bytesOf(chunk, encoding)
   const b = a === undefined ? undefined : bytesOf(other, otherEncoding)
   return a !== undefined && b !== undefined && a.equals(b)
-}
-
-function bytesOf (chunk: unknown, encoding: unknown): Buffer | undefined {
-  if (typeof chunk === 'string') return Buffer.from(chunk, typeof encoding === 'string' && Buffer.isEncoding(encoding) ? encoding : 'utf8')
-  if (chunk instanceof Uint8Array || isUint8Array(chunk)) return Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-  return undefined
 }
 
 /** Counts the chunk of an end() call that took effect, once. */
