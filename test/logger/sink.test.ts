@@ -111,6 +111,9 @@ async function sendAll (port: number, paths: string[], headers: Record<string, s
 }
 
 describe('batching', () => {
+  /** Loggers `a :url`, `b :url` and `c :url`, in that order, all writing to `stream`. */
+  const threeLoggers = (stream: Writable): Middleware[] => ['a', 'b', 'c'].map((name) => logger(`${name} :url`, { stream }) as Middleware)
+
   it('joins the lines of one turn into one write for a file', async () => {
     const dir = tempDir()
     const path = join(dir, 'access.log')
@@ -122,11 +125,7 @@ describe('batching', () => {
       writes.push(chunk.toString())
       write(chunk, encoding, done)
     }
-    const server = await serve([
-      logger('a :url', { stream: file }) as Middleware,
-      logger('b :url', { stream: file }) as Middleware,
-      logger('c :url', { stream: file }) as Middleware
-    ], answer())
+    const server = await serve(threeLoggers(file), answer())
     try {
       await request(server.port, { path: '/x' })
       await waitFor(() => writes.length > 0)
@@ -141,11 +140,7 @@ describe('batching', () => {
 
   it('writes a line to a stream in the process at once, and joins those that come while that write is in progress', async () => {
     const out = new LineCollector()
-    const server = await serve([
-      logger('a :url', { stream: out }) as Middleware,
-      logger('b :url', { stream: out }) as Middleware,
-      logger('c :url', { stream: out }) as Middleware
-    ], answer())
+    const server = await serve(threeLoggers(out), answer())
     try {
       await request(server.port, { path: '/x' })
       await out.waitForLines(3)
