@@ -168,8 +168,8 @@ export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage,
 export interface Logger {
   /**
    * A middleware writing one line per request. `format` is a predefined format name
-   * (`combined`, `common`, `dev`, `short`, `tiny`, or one registered with `format()`), a format
-   * string with tokens, or a format function.
+   * (`combined`, `common`, `dev`, `short`, `tiny`, `json` for one JSON object per line, or one
+   * registered with `format()`), a format string with tokens, or a format function.
    */
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | ObjectFormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** @deprecated use `logger(format, options)`. */
