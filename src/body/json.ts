@@ -42,6 +42,10 @@ function parseRevived (text: string, reviver: NonNullable<JsonSettings['reviver'
     return JSON.parse(text, reviver)
   } catch (err) {
     if (err !== null && typeof err === 'object') {
+      // V8 writes an error's stack out when it is first read, headed by the name the error has
+      // then: read before its own `name` goes, as body-parser reads it, it keeps that name.
+      // eslint-disable-next-line no-void -- read for its effect
+      void (err as { stack?: unknown }).stack
       for (const key of Object.getOwnPropertyNames(err)) {
         if (key !== 'message' && key !== 'stack') delete (err as Record<string, unknown>)[key]
       }

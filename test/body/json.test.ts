@@ -1,6 +1,7 @@
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import bodyParser from 'body-parser'
+import createError from 'http-errors'
 import iconv from 'iconv-lite'
 import { json } from '../../src/body/index.js'
 import { compare, send, startBodyServer } from '../helpers/body-server.js'
@@ -104,6 +105,22 @@ describe('json() reviver', () => {
     assert.equal(seen.error?.status, 400)
     assert.equal(seen.error?.type, 'entity.parse.failed')
     assert.equal(seen.error?.message, 'bad date')
+  })
+
+  it('an error the reviver throws keeps the stack it was made with: its first line names the error as it was thrown, before its own name was dropped', async () => {
+    class ValidationError extends Error {
+      constructor (message: string) { super(message); this.name = 'ValidationError' }
+    }
+    const throwing: Array<[() => Error, string]> = [
+      [() => new ValidationError('age must be >= 0'), 'ValidationError: age must be >= 0'],
+      [() => createError(422, 'bad age'), 'UnprocessableEntityError: bad age'],
+      [() => Object.assign(new Error('named'), { name: 'Custom' }), 'Custom: named']
+    ]
+    for (const [make, head] of throwing) {
+      const reviver = (key: string, value: unknown): unknown => { if (key === 'age') throw make(); return value }
+      const seen = await compare(server, json({ reviver }), bodyParser.json({ reviver }), { headers: JSON_HEADERS, body: '{"age":-1}' })
+      assert.equal(seen.error?.stackHead, head)
+    }
   })
 
   it('an error the reviver throws whose properties cannot be deleted is replaced by the TypeError the delete throws, as in body-parser', async () => {

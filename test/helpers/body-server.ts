@@ -18,6 +18,8 @@ export interface Seen {
     statusCode: unknown
     expose: unknown
     type: unknown
+    /** the first line of its stack (the name and message it was made with) */
+    stackHead: unknown
     /** own enumerable property names, sorted */
     keys: string[]
     /** the SPEC 7 properties that are present (a Buffer `body` as { hex }) */
@@ -40,7 +42,7 @@ export function describeValue (value: unknown): unknown {
   return value
 }
 
-/** What a test compares of an error: its name, message, status, type, keys and SPEC 7 properties. */
+/** What a test compares of an error: its name, message, status, type, stack's first line, keys and SPEC 7 properties. */
 export function describeError (err: unknown): NonNullable<Seen['error']> {
   const e = err as Record<string, unknown> & Error
   const props: Record<string, unknown> = {}
@@ -52,6 +54,7 @@ export function describeError (err: unknown): NonNullable<Seen['error']> {
     statusCode: e['statusCode'],
     expose: e['expose'],
     type: e['type'],
+    stackHead: typeof e.stack === 'string' ? e.stack.split('\n', 1)[0] : e.stack,
     keys: Object.keys(e).sort(),
     props
   }
