@@ -1,5 +1,6 @@
 // Strings kept for many log lines (a run of repeating tokens, a json key, the date of the
-// second), made flat once so that each line copies them as one block.
+// second), made flat once so that each line copies them as one block; and lines waiting for a
+// slow stream, held flat so that each takes about its own length in memory.
 
 // The character `flattened` reads: stored, so the read is not optimized away as unused.
 // eslint-disable-next-line @typescript-eslint/no-unused-vars -- written only, on purpose

@@ -45,6 +45,7 @@ import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
 import { isMainThread } from 'node:worker_threads'
+import { flattened } from './flat.js'
 import { monotonicMs, nodeTimersAtHand, scheduleImmediate, scheduleTimeout } from './timers.js'
 
 /** What a logger writes to: a stream, or any object with a `write` method. */
@@ -519,7 +520,10 @@ export class Sink implements Output, Flushable {
       if (encoding !== bytes.encoding && typeof encoding === 'string' && Buffer.isEncoding(encoding)) bytes.setEncoding(encoding)
       this.queuedBytes += bytes.add(line as string, endLine)
     } else {
-      this.queue.push(endLine ? (line as string) + '\n' : line)
+      const queued = endLine ? (line as string) + '\n' : line
+      // Held flat: a line made by concatenation (a format of many tokens) is a tree of its
+      // pieces, and held as one it takes up to 20 times its length, past what maxPending counts.
+      this.queue.push(typeof queued === 'string' ? flattened(queued) : queued)
       this.queuedBytes += size
     }
     // A sink holding lines is in the exit hook's set (held from its first line until it is empty)

@@ -125,6 +125,31 @@ describe('destinations', () => {
       stalled.destroy()
     }
   })
+
+  it('a destination that never drains: lines of many tokens waiting for it take about their length, not the pieces they were made of', async () => {
+    const stalled = new Writable({ highWaterMark: 1024, write () { /* never calls back */ } })
+    const maxPending = 1024 * 1024
+    // each line (about 600 characters) is made of 120 pieces that differ from line to line
+    const log = logger(Array(60).fill(':url :status').join(' '), { stream: stalled, maxPending })
+    const server = await startServer((req, res) => { log(req, res, () => { res.end('ok') }) })
+    try {
+      gc()
+      const base = process.memoryUsage().heapUsed
+      const total = 2500
+      for (let i = 0; i < total; i += 25) {
+        await Promise.all(Array.from({ length: 25 }, async (_, j) => await request(server.port, { path: `/${i + j}` })))
+      }
+      await settle(50)
+      gc()
+      const grown = process.memoryUsage().heapUsed - base
+      // about 1,860 lines wait, 1 MiB of text; held as the trees of their pieces they took 7 MiB
+      assert.ok(log.dropped > 0, 'the queue is full')
+      assert.ok(grown < 4 * maxPending, `heap grew ${(grown / 1048576).toFixed(1)} MiB`)
+    } finally {
+      await server.close()
+      stalled.destroy()
+    }
+  })
 })
 
 describe('aborted requests', () => {
