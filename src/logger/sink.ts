@@ -31,9 +31,10 @@
 // - At process exit ('exit' runs for process.exit(), the end of the event loop, an uncaught
 //   exception, and signal handlers that call process.exit()), lines still held here are written
 //   synchronously to the file descriptor when the stream is an fs.WriteStream or
-//   process.stdout/stderr, after whatever the stream itself still buffers; other streams get
-//   them through write(), which only a synchronous writer completes. A write already in
-//   progress in the thread pool may finish after them, or not at all. Signals the process does
+//   process.stdout/stderr, after whatever the stream itself still buffers, and first what a
+//   pipe has not yet taken of the write in progress (see unwrittenRest); other streams get
+//   them through write(), which only a synchronous writer completes. A write to a file already
+//   in progress in the thread pool may finish after them, or not at all. Signals the process does
 //   not handle end it without 'exit': lines of the last few milliseconds are lost, and no
 //   handler is installed here, since that would change how the process reacts to the signal (a
 //   process busy in a loop would no longer end on it). Writing the standard output every turn
@@ -408,6 +409,26 @@ function exitDescriptor (stream: EventSource): number | undefined {
   return undefined
 }
 
+const NEWLINE = Buffer.from('\n')
+
+/**
+ * What a pipe or socket (the standard output as a pipe) has not yet taken of the write in
+ * progress: libuv holds it and, the process exiting, never writes it. When that write is
+ * `batch`, the batch's last bytes, so its lines reach the pipe whole; when it is another
+ * writer's, a newline, so the lines written at exit do not run on from the part of it that was
+ * written.
+ */
+function unwrittenRest (stream: EventSource, batch: Buffer | undefined): Buffer | undefined {
+  const handle = (stream as { _handle?: { writeQueueSize?: unknown } | null })._handle
+  const left = handle?.writeQueueSize
+  if (typeof left !== 'number' || left <= 0) return undefined
+  const state = (stream as { _writableState?: { writing?: unknown, writelen?: unknown } })._writableState
+  if (batch !== undefined && state?.writing === true && state.writelen === batch.length && left <= batch.length) {
+    return batch.subarray(batch.length - left)
+  }
+  return NEWLINE
+}
+
 export class Sink implements Output, Flushable {
   readonly stream: LogStream
   /** A byte stream: queued lines are joined into one write. */
@@ -579,28 +600,29 @@ export class Sink implements Output, Flushable {
   }
 
   flushSync (): void {
-    if (this.dead || this.owners.length === 0) return
+    if (this.dead) return
     const stream = this.stream as LogStream & EventSource
-    if (this.batched) {
-      const taken = this.takeBatch()
-      if (taken === undefined) return
-      if (hasOwnWrite(stream)) { this.send(taken); return }
-      const fd = exitDescriptor(stream)
-      if (fd !== undefined && !Array.isArray(taken)) {
-        // What the stream still buffers was written before these lines: keep the order.
-        const earlier = stream.writableBuffer ?? []
-        const pos = (stream as { pos?: unknown }).pos
-        let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
-        for (const { chunk, encoding } of earlier) position = writeAllSync(fd, toBuffer(chunk, encoding), position)
-        writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'), position)
-        return
-      }
-      // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
-      this.send(taken)
+    if (!this.batched) {
+      for (const line of this.takeQueue()) stream.write(line as string)
       return
     }
-    const queue = this.takeQueue()
-    for (const line of queue) stream.write(line as string)
+    const taken = this.owners.length === 0 ? undefined : this.takeBatch()
+    const fd = hasOwnWrite(stream) ? undefined : exitDescriptor(stream)
+    if (fd === undefined || Array.isArray(taken)) {
+      // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
+      if (taken !== undefined) this.send(taken)
+      return
+    }
+    // nothing of this sink's left to write (its last batch was written)
+    if (taken === undefined && !this.inFlight) return
+    const rest = unwrittenRest(stream, this.writing)
+    // What the stream still buffers was written before these lines: keep the order.
+    const earlier = stream.writableBuffer ?? []
+    const pos = (stream as { pos?: unknown }).pos
+    let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
+    if (rest !== undefined) writeAllSync(fd, rest)
+    for (const { chunk, encoding } of earlier) position = writeAllSync(fd, toBuffer(chunk, encoding), position)
+    if (taken !== undefined) writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'), position)
   }
 
   /**

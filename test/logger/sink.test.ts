@@ -1460,6 +1460,58 @@ describe('lines at exit', () => {
     }
   })
 
+  // [lines logged, whether the app first writes a line of its own that fills the pipe, what is written at exit]
+  const partlyWritten: Array<[number, boolean, string]> = [
+    [100, false, 'the rest of the batch, and the lines held meanwhile'],
+    [40, true, 'after the part of the app\'s own line the pipe took, a newline: the batch and the lines held start on a line of their own']
+  ]
+  for (const [count, own, what] of partlyWritten) {
+    it(`reach the standard output as a pipe whole and in order, when the app exits while ${own ? 'a write of its own' : 'a batch'} is only partly written to it: ${what}`, async () => {
+      // The pipe is a FIFO the test reads by itself, without node's stream reading ahead: it is
+      // left full while the requests are logged, then emptied once the app waits to exit, so what
+      // is written at exit fits in it (it holds 64 KiB; the lines are 1 kB each).
+      const dir = tempDir()
+      const path = join(dir, 'fifo')
+      execFileSync('mkfifo', [path])
+      const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+      const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/pipe-exit-server.ts'], { stdio: ['pipe', writer, 'pipe'] })
+      closeSync(writer)
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      const chunks: Buffer[] = []
+      const drain = (): void => {
+        const buffer = Buffer.alloc(65536)
+        for (;;) {
+          let n = 0
+          try { n = readSync(reader, buffer, 0, buffer.length, null) } catch { return }
+          if (n === 0) return
+          chunks.push(Buffer.from(buffer.subarray(0, n)))
+        }
+      }
+      try {
+        const port = await portOf(child)
+        if (own) await request(port, { path: '/own' })
+        const pad = 'p'.repeat(1000)
+        for (let i = 0; i < count; i++) await request(port, { path: `/${i}`, headers: { 'x-pad': pad } })
+        await settle(50)
+        request(port, { path: '/exit' }).catch(() => { /* the app exits instead of answering */ })
+        await waitFor(() => stderrOf(child).includes('exiting'), 10_000)
+        drain()
+        child.stdin?.end('x')
+        assert.equal(await exited, 0)
+        drain()
+        const lines = Buffer.concat(chunks).toString().split('\n')
+        assert.equal(lines.pop(), '', 'the output ends with a whole line')
+        if (own) assert.match(lines.shift() ?? '', /^A+$/)
+        assert.deepEqual(lines, Array.from({ length: count }, (_, i) => `GET /${i} ${pad}`))
+      } finally {
+        child.kill()
+        closeSync(reader)
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  }
+
   // HTTP/2 compatibility responses are waited for through on-finished: the callback of their end()
   // runs before their 'finish', and morgan loses the line there.
   const http2Endings: Array<[string, 'file' | 'stdout', number, string]> = [
