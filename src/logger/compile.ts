@@ -73,9 +73,9 @@ export const TOKENS: unique symbol = Symbol.for('foyer.logger.tokens') as never
 /**
  * The value of one token call, before any defaulting: what the token function returned, or
  * the call's own text when no such token exists. Shared by every output shape (text lines and
- * structured lines) so a token means the same everywhere. With `unwrap` (the map under
- * UNWRAPPED), an escaping wrapper found in `tokens` is passed over for the function registered:
- * a structured line escapes the value its own way.
+ * structured lines) so a token means the same everywhere. With `unwrap` (the registry's map from
+ * each escaping wrapper to the function registered), an escaping wrapper found in `tokens` is
+ * passed over for the function registered: a structured line escapes the value its own way.
  */
 export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens,
   unwrap?: WeakMap<object, (...args: unknown[]) => unknown>): unknown {
@@ -90,14 +90,6 @@ export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMe
  * one call per token instead of two.
  */
 export const RAW_TOKENS: unique symbol = Symbol.for('foyer.logger.rawTokens') as never
-
-/**
- * The registry's token table carries, under this symbol, the map from each escaping wrapper to
- * the function registered: a structured line, which escapes values its own way, calls that one
- * for a table made from the registry's (`Object.create(tokens)`), whose inherited tokens are the
- * wrappers.
- */
-export const UNWRAPPED: unique symbol = Symbol.for('foyer.logger.unwrapped') as never
 
 /**
  * A format function built here (or a built-in format) carries, under this symbol, the names of

@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http'
 import { declareUses, parseFormat } from './compile.js'
 import type { TokenCall } from './compile.js'
 import { compileJson, JSON_FORMAT } from './json.js'
+import type { Unwrap } from './json.js'
 import { headersSent } from './tokens.js'
 
 type Format = string | ((tokens: never, req: never, res: ServerResponse) => unknown)
@@ -47,8 +48,8 @@ export function devFormat (compile: Compile, noColor: boolean): Format {
 }
 
 /** Registers every predefined format through `format`. */
-export function registerFormats (format: (name: string, fmt: Format) => unknown, compile: Compile): void {
+export function registerFormats (format: (name: string, fmt: Format) => unknown, compile: Compile, unwrapped: Unwrap): void {
   for (const name of Object.keys(FORMATS)) format(name, FORMATS[name] as string)
   format('dev', devFormat(compile, Boolean(process.env.NO_COLOR)))
-  format('json', compileJson(JSON_FORMAT) as unknown as Format)
+  format('json', compileJson(JSON_FORMAT, unwrapped) as unknown as Format)
 }

@@ -1,11 +1,12 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { recordStartTime } from './clock.js'
-import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
+import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
 import { compileJson } from './json.js'
+import type { Unwrap } from './json.js'
 import type { JsonFormatSpec } from './json.js'
 import { hookBodyBytes, hookHeaders, whenDone } from './response.js'
 import { IntervalBuffer, reasonOf, sinkFor } from './sink.js'
@@ -220,7 +221,6 @@ function createRegistry (): Registry {
   const tokens = Object.create(null) as TokenIndexer
   const unwrapped = new WeakMap<AnyToken, AnyToken>()
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
-  Object.defineProperty(tokens, UNWRAPPED, { value: unwrapped })
   return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped }
 }
 
@@ -293,7 +293,7 @@ function compile<Req extends IncomingMessage = IncomingMessage, Res extends Serv
 }
 
 function json<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (spec: JsonFormatSpec): (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string {
-  return compileJson(spec) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
+  return compileJson(spec, registry.unwrapped as Unwrap) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
 
 /** The format function for a format argument that is not a function. */
@@ -424,7 +424,7 @@ Object.defineProperty(logger, TOKENS, { value: registry.tokens })
 
 if (existing === undefined) {
   registerTokens(token as (name: string, fn: unknown) => unknown)
-  registerFormats(format as (name: string, fmt: unknown) => unknown, compileFormat as never)
+  registerFormats(format as (name: string, fmt: unknown) => unknown, compileFormat as never, registry.unwrapped as Unwrap)
 } else {
   // Another copy of this module registered everything: show it on this copy's function too.
   for (const name of Object.keys(registry.formats)) mirror(name, registry.formats[name])

@@ -3,7 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { callToken, declareUses, parseFormat, repeats, ResolvedCalls, UNWRAPPED } from './compile.js'
+import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 import { flattened } from './flat.js'
 
@@ -132,9 +132,9 @@ function isNumeric (call: TokenCall): boolean {
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
 }
 
-// Escaping wrappers to the functions registered (see UNWRAPPED): the line escapes values the
+// The registry's escaping wrappers to the functions registered: the line escapes values the
 // JSON way, once.
-type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
+export type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
 
 function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap | undefined): string {
   let text = ''
@@ -148,9 +148,11 @@ function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: 
 
 /**
  * Builds a format function writing one JSON object per line with the keys of `spec`. Keys
- * whose token has no value (`-`, undefined) are left out.
+ * whose token has no value (`-`, undefined) are left out. `unwrapped` maps the registry's
+ * escaping wrappers to the functions registered: a table other than the registry's (made from
+ * it with `Object.create`, or copied with a spread) holds the wrappers.
  */
-export function compileJson (spec: JsonFormatSpec): JsonFormat {
+export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonFormat {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new TypeError('argument spec must be an object mapping keys to format strings')
   const fields: Field[] = []
   const calls: TokenCall[] = []
@@ -180,8 +182,7 @@ export function compileJson (spec: JsonFormatSpec): JsonFormat {
     const table = resolved.table
     const raw = resolved.raw
     const lookup = raw ?? table
-    // (a table made from the registry's inherits its wrappers, and the map to undo them)
-    const unwrap = raw === undefined ? (table as { [UNWRAPPED]?: Unwrap })[UNWRAPPED] : undefined
+    const unwrap = raw === undefined ? unwrapped : undefined
     let line = ''
     let held = EMPTY
     let single = 0

@@ -216,16 +216,20 @@ describe('logger.json', () => {
     assert.match((JSON.parse(format(table, req, res)) as { time: string }).time, /^\d{4}-\d\d-\d\dT/)
   })
 
-  it('escapes values once, the JSON way, when a format function passes on a table made from the one it got', async () => {
+  it('escapes values once, the JSON way, when a format function passes on a table made from the one it got, or a copy of it', async () => {
     const spec = { ua: ':user-agent', ref: ':referrer', both: ':user-agent|:referrer' }
     const structured = logger.json(spec)
     const derived: FormatFn = (tokens, req, res) => structured(Object.create(tokens) as TokenIndexer, req, res)
     const proxied: FormatFn = (tokens, req, res) => structured(new Proxy(tokens, {}), req, res)
+    const spread: FormatFn = (tokens, req, res) => structured({ ...tokens }, req, res)
+    const assigned: FormatFn = (tokens, req, res) => structured(Object.assign({}, tokens), req, res)
     const headers = { 'user-agent': 'a"b\\c', referer: 'x\ty' }
     const expected = { ua: 'a"b\\c', ref: 'x\ty', both: 'a"b\\c|x\ty' }
     assert.deepEqual(await objectFor(logger.json(spec), { headers }), expected)
     assert.deepEqual(await objectFor(derived, { headers }), expected)
     assert.deepEqual(await objectFor(proxied, { headers }), expected)
+    assert.deepEqual(await objectFor(spread, { headers }), expected)
+    assert.deepEqual(await objectFor(assigned, { headers }), expected)
   })
 
   it('writes a user token\'s Infinity as text, which JSON has no number for, and leaves NaN out, as a text line prints -', async () => {
