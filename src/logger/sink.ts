@@ -527,6 +527,8 @@ export class Sink implements Output, Flushable {
     // line past the bound, so nothing is dropped while the stream keeps up.
     if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
       if (this.batched && !this.waiting && !this.inFlight) this.flush()
+      // (that write may have found the stream ended or destroyed)
+      if (this.dead) { owner.dropped += lines; return }
       if (this.queuedBytes > 0 && this.queuedBytes + size > owner.maxPending) {
         owner.dropped += lines
         this.unreported += lines
@@ -640,7 +642,8 @@ export class Sink implements Output, Flushable {
 
   /**
    * Hands a batch to the stream: as text to a replaced write() (see WRITABLE_WRITE), and one
-   * line per write when it is a list (see takeBatch); `done` is given to the last write.
+   * line per write when it is a list (see takeBatch); `done` is given to the last write, or
+   * called once a replaced write() returns.
    */
   private send (data: unknown, done?: (err?: unknown) => void): unknown {
     const stream = this.stream as Writable
@@ -649,7 +652,12 @@ export class Sink implements Output, Flushable {
       for (let i = 0; i < data.length - 1; i++) stream.write(data[i] as string)
       last = data[data.length - 1]
     }
-    if (hasOwnWrite(stream)) return stream.write(this.asText(last))
+    if (hasOwnWrite(stream)) {
+      // a replaced write() has written the batch once the call returns (see write)
+      const result = stream.write(this.asText(last))
+      done?.()
+      return result
+    }
     return done === undefined ? stream.write(last as string) : stream.write(last as string, done)
   }
 

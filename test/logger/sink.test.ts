@@ -817,6 +817,58 @@ describe('a stream the app ends', () => {
     }
   }
 
+  it('takes the lines handed to it at end() through a write() the app replaced as written: none is counted dropped, no failure is reported', async () => {
+    // The first line's write takes 30 ms; the second line waits for it. The app then spies on
+    // write() (an own property calling the original, as jest.spyOn does) and ends the stream,
+    // which takes the second line through the spy.
+    const out = new SlowStream(30)
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    const watch = watchWarnings()
+    try {
+      await request(server.port, { path: '/1' })
+      await request(server.port, { path: '/2' })
+      const write = out.write
+      out.write = function (this: Writable, ...args: unknown[]): boolean { return (write as (...a: unknown[]) => boolean).apply(this, args) }
+      out.end()
+      await new Promise((resolve) => out.on('close', resolve))
+      // past the grace after 'close' in which a write not called back counts as lost
+      await settle(1200)
+      assert.equal(out.text, '/1\n/2\n')
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR'), [])
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('counts every line that comes after it ended, also those of responses finishing together past maxPending', async () => {
+    // a file stream: the first line waits for its batch
+    const dir = tempDir()
+    const path = join(dir, 'access.log')
+    const out = createWriteStream(path)
+    const log = logger(':url', { stream: out, maxPending: 20 })
+    out.end()
+    const waiting: ServerResponse[] = []
+    const server = await serve([log as Middleware], (_req, res) => {
+      // the three are answered in one turn
+      waiting.push(res)
+      if (waiting.length === 3) for (const each of waiting) each.end('ok')
+    })
+    const watch = watchWarnings()
+    try {
+      await Promise.all(['/first-line', '/second-line', '/third-line'].map(async (path) => await request(server.port, { path })))
+      await settle(20)
+      assert.equal(readFileSync(path, 'utf8'), '')
+      assert.equal(log.dropped, 3)
+    } finally {
+      watch.stop()
+      await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('gets the lines of the responses answered before its end(), as morgan writes them', async () => {
     // The first line's write takes 200 ms; /last answers meanwhile, and the app ends the stream
     // as soon as the client has its answer: the line of /last must come before the end.
