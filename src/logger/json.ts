@@ -75,8 +75,9 @@ function isPlainNumber (text: string): boolean {
 }
 
 // Decimal text Number() reads (`+5`, ` 5`, `5.`, `.5`, `1e3`), and nothing else: `0x10` and
-// `0b11` are numbers to Number() but not what the header said.
-const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/
+// `0b11` are numbers to Number() but not what the header said, nor is a number next to a
+// character only JavaScript takes for a space (a no-break space, U+00A0: an obs-text byte).
+const DECIMAL = /^[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*$/
 
 /**
  * The JSON number literal of a numeric token's text, or undefined when it is not a decimal
@@ -153,7 +154,10 @@ function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: 
  * it with `Object.create`, or copied with a spread) holds the wrappers.
  */
 export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonFormat {
-  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new TypeError('argument spec must be an object mapping keys to format strings')
+  // (a Map, a Date or a String object would give the same `{}` or letters on every line)
+  if (spec === null || typeof spec !== 'object' || Object.prototype.toString.call(spec) !== '[object Object]') {
+    throw new TypeError('argument spec must be an object mapping keys to format strings')
+  }
   const fields: Field[] = []
   const calls: TokenCall[] = []
   for (const name of Object.keys(spec)) {

@@ -142,7 +142,7 @@ describe('logger.json', () => {
 
   it('writes a numeric header as a JSON number when its text is one, through Number() when close, else as text', async () => {
     const texts = ['0', '7', '10', '200', '0.5', '12.375', '00', '01', '.5', '5.', '1.2.3', '-1', '-0.25', '+5', '1e3', '2E-2', '0.0',
-      '123456789012345678901234567890', 'abc', '0x10', '0b11', '0o17', '1e400', '-1e400', 'Infinity', '1_000', '5 5', '9.', '0..1', '1.5e']
+      '123456789012345678901234567890', 'abc', '0x10', '0b11', '0o17', '1e400', '-1e400', 'Infinity', '1_000', '5 5', '9.', '0..1', '1.5e', '5\u00a0', '\u00a05']
     const collector = new LineCollector()
     const server = await serve([logger(logger.json({ v: ':req[max-forwards]' }), { stream: collector })], answer(200, 'ok'))
     try {
@@ -151,9 +151,10 @@ describe('logger.json', () => {
       texts.forEach((text, i) => {
         // what the value must be: the text itself when it is a JSON number, the number Number()
         // reads from other decimal text, and the text as a string when it is not decimal (`0x10`)
-        // or no finite number (`1e400`, which JSON.parse would read as Infinity)
+        // or no finite number (`1e400`, which JSON.parse would read as Infinity); around it, only
+        // the spaces and tabs of HTTP (a no-break space, an obs-text byte, keeps it text)
         const n = Number(text)
-        const decimal = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/.test(text.trim()) && Number.isFinite(n)
+        const decimal = /^[ \t]*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[ \t]*$/.test(text) && Number.isFinite(n)
         const literal = !decimal ? JSON.stringify(text) : /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/.test(text) ? text : String(n)
         assert.equal(lines[i], `{"v":${literal}}`, `max-forwards ${JSON.stringify(text)}`)
       })
@@ -261,6 +262,13 @@ describe('logger.json', () => {
     assert.throws(() => logger.json(null as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json(['a'] as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json({ a: 1 } as unknown as JsonFormatSpec), /key "a"/)
+    // objects whose keys are not the spec's: a Map, a Date, a String object
+    for (const spec of [new Map([['status', ':status']]), new Date(0), Object(':status') as object]) {
+      assert.throws(() => logger.json(spec as unknown as JsonFormatSpec), TypeError, Object.prototype.toString.call(spec))
+    }
+    // a frozen object, or one without a prototype, is a spec as any other
+    assert.equal(typeof logger.json(Object.freeze({ status: ':status' })), 'function')
+    assert.equal(typeof logger.json(Object.assign(Object.create(null) as JsonFormatSpec, { status: ':status' })), 'function')
   })
 
   it('gives every line the object of its own values, whatever the lines before it were (property)', () => {
