@@ -3,6 +3,7 @@
 // keeps each token's function as registered) and escaped the way JSON needs instead, so a
 // quote in a user agent is `\"` once, not twice.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isBoxedPrimitive, isDate, isMap, isRegExp, isSet } from 'node:util/types'
 import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
 import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
 import { flattened } from './flat.js'
@@ -154,8 +155,9 @@ function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: 
  * it with `Object.create`, or copied with a spread) holds the wrappers.
  */
 export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonFormat {
-  // (a Map, a Date or a String object would give the same `{}` or letters on every line)
-  if (spec === null || typeof spec !== 'object' || Object.prototype.toString.call(spec) !== '[object Object]') {
+  // (a Map, a Set, a Date, a RegExp or a String object would give the same `{}` or letters on
+  // every line; a module namespace or a class instance is a spec as any object)
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec) || isMap(spec) || isSet(spec) || isDate(spec) || isRegExp(spec) || isBoxedPrimitive(spec)) {
     throw new TypeError('argument spec must be an object mapping keys to format strings')
   }
   const fields: Field[] = []

@@ -258,17 +258,21 @@ describe('logger.json', () => {
     assert.equal(typeof fn, 'function')
   })
 
-  it('throws a TypeError for a spec that is not an object of format strings', () => {
+  it('throws a TypeError for a spec that is not an object of format strings', async () => {
     assert.throws(() => logger.json(null as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json(['a'] as unknown as JsonFormatSpec), TypeError)
     assert.throws(() => logger.json({ a: 1 } as unknown as JsonFormatSpec), /key "a"/)
-    // objects whose keys are not the spec's: a Map, a Date, a String object
-    for (const spec of [new Map([['status', ':status']]), new Date(0), Object(':status') as object]) {
+    // objects whose keys are not the spec's: a Map, a Set, a Date, a RegExp, a String object
+    for (const spec of [new Map([['status', ':status']]), new Set([':status']), new Date(0), /:status/, Object(':status') as object]) {
       assert.throws(() => logger.json(spec as unknown as JsonFormatSpec), TypeError, Object.prototype.toString.call(spec))
     }
-    // a frozen object, or one without a prototype, is a spec as any other
-    assert.equal(typeof logger.json(Object.freeze({ status: ':status' })), 'function')
-    assert.equal(typeof logger.json(Object.assign(Object.create(null) as JsonFormatSpec, { status: ':status' })), 'function')
+    // a frozen object, one without a prototype, or one with a tag of its own (a class's, or
+    // 'Module', a module namespace's), is a spec as any other
+    class Fields { status = ':status'; url = ':url'; get [Symbol.toStringTag] (): string { return 'Fields' } }
+    const namespaceLike = Object.freeze(Object.assign(Object.create(null) as JsonFormatSpec, { status: ':status', url: ':url', [Symbol.toStringTag]: 'Module' }))
+    for (const spec of [Object.freeze({ status: ':status', url: ':url' }), Object.assign(Object.create(null) as JsonFormatSpec, { status: ':status', url: ':url' }), new Fields(), namespaceLike]) {
+      assert.deepEqual(await objectFor(logger.json(spec as JsonFormatSpec), { path: '/n' }), { status: 200, url: '/n' })
+    }
   })
 
   it('gives every line the object of its own values, whatever the lines before it were (property)', () => {
