@@ -415,8 +415,8 @@ const NEWLINE = Buffer.from('\n')
  * What a pipe or socket (the standard output as a pipe) has not yet taken of the write in
  * progress: libuv holds it and, the process exiting, never writes it. When that write is
  * `batch`, the batch's last bytes, so its lines reach the pipe whole; when it is another
- * writer's, a newline, so the lines written at exit do not run on from the part of it that was
- * written.
+ * writer's (or several chunks node writes together), a newline if part of it went out, so the
+ * lines written at exit do not run on from that part.
  */
 function unwrittenRest (stream: EventSource, batch: Buffer | undefined): Buffer | undefined {
   const handle = (stream as { _handle?: { writeQueueSize?: unknown } | null })._handle
@@ -426,6 +426,8 @@ function unwrittenRest (stream: EventSource, batch: Buffer | undefined): Buffer 
   if (batch !== undefined && state?.writing === true && state.writelen === batch.length && left <= batch.length) {
     return batch.subarray(batch.length - left)
   }
+  // (nothing of it went out: no line was cut)
+  if (typeof state?.writelen === 'number' && left >= state.writelen) return undefined
   return NEWLINE
 }
 
@@ -453,6 +455,8 @@ export class Sink implements Output, Flushable {
   private scheduled = false
   /** A batch was handed to the stream and its write has not completed. */
   private inFlight = false
+  /** At exit, what the stream itself still held was written (see flushSync). */
+  private exitFlushed = false
   /** write() returned false: nothing more until 'drain'. */
   private waiting = false
   private lastWrite = Number.NEGATIVE_INFINITY
@@ -598,7 +602,15 @@ export class Sink implements Output, Flushable {
         }
       }
     }
-    if (this.owners.length === 0) shared.holding.delete(this)
+    this.release()
+  }
+
+  /**
+   * Leaves the exit hook's set once nothing of this sink's is left: no line held, and no batch
+   * being written (at exit, what a pipe has not yet taken of it is written: see flushSync).
+   */
+  private release (): void {
+    if (this.owners.length === 0 && !this.inFlight) shared.holding.delete(this)
   }
 
   flushSync (): void {
@@ -617,9 +629,12 @@ export class Sink implements Output, Flushable {
     }
     // nothing of this sink's left to write (its last batch was written)
     if (taken === undefined && !this.inFlight) return
-    const rest = unwrittenRest(stream, this.writing)
-    // What the stream still buffers was written before these lines: keep the order.
-    const earlier = stream.writableBuffer ?? []
+    // What the stream still buffers was written before these lines: keep the order. Once: the
+    // sink may be flushed twice at exit (by the `buffer` option's flush, then by the exit hook).
+    const first = !this.exitFlushed
+    this.exitFlushed = true
+    const rest = first ? unwrittenRest(stream, this.writing) : undefined
+    const earlier = first ? stream.writableBuffer ?? [] : []
     const pos = (stream as { pos?: unknown }).pos
     let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
     if (rest !== undefined) writeAllSync(fd, rest)
@@ -718,6 +733,9 @@ export class Sink implements Output, Flushable {
         this.fail(failure)
       })
     } catch (err) {
+      // counted here, not again once the stream has closed (see `closedLong`)
+      const at = this.heldWrites.indexOf(held)
+      if (at !== -1) this.heldWrites.splice(at, 1)
       this.countDropped(owners, counts)
       this.report(err)
     }
@@ -824,7 +842,7 @@ export class Sink implements Output, Flushable {
   /** The stream accepts writes again: report what was dropped meanwhile, send what waits. */
   private caughtUp (): void {
     this.reportDropped()
-    if (this.owners.length === 0) return
+    if (this.owners.length === 0) { this.release(); return }
     if (this.bytes !== undefined) this.schedule()
     else this.flush()
   }
@@ -874,6 +892,7 @@ export class Sink implements Output, Flushable {
     if (this.inFlight) {
       this.inFlight = false
       if (this.owners.length > 0) this.flush()
+      else this.release()
     }
   }
 

@@ -843,6 +843,26 @@ describe('a stream the app ends', () => {
     }
   })
 
+  it('counts a line handed to it at end() through a replaced write() that throws once, not again once the stream has closed', async () => {
+    const out = new SlowStream(30)
+    const log = logger(':url', { stream: out })
+    const server = await serve([log as Middleware], answer())
+    const watch = watchWarnings()
+    try {
+      await request(server.port, { path: '/1' })
+      await request(server.port, { path: '/2' })
+      out.write = function (): boolean { throw new Error('the spy throws') }
+      out.end()
+      await new Promise((resolve) => out.on('close', resolve))
+      await settle(1200)
+      assert.equal(out.text, '/1\n')
+      assert.equal(log.dropped, 1)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('counts every line that comes after it ended, also those of responses finishing together past maxPending', async () => {
     // a file stream: the first line waits for its batch
     const dir = tempDir()
@@ -1512,57 +1532,110 @@ describe('lines at exit', () => {
     }
   })
 
-  // [lines logged, whether the app first writes a line of its own that fills the pipe, what is written at exit]
-  const partlyWritten: Array<[number, boolean, string]> = [
-    [100, false, 'the rest of the batch, and the lines held meanwhile'],
-    [40, true, 'after the part of the app\'s own line the pipe took, a newline: the batch and the lines held start on a line of their own']
-  ]
-  for (const [count, own, what] of partlyWritten) {
-    it(`reach the standard output as a pipe whole and in order, when the app exits while ${own ? 'a write of its own' : 'a batch'} is only partly written to it: ${what}`, async () => {
-      // The pipe is a FIFO the test reads by itself, without node's stream reading ahead: it is
-      // left full while the requests are logged, then emptied once the app waits to exit, so what
-      // is written at exit fits in it (it holds 64 KiB; the lines are 1 kB each).
-      const dir = tempDir()
-      const path = join(dir, 'fifo')
-      execFileSync('mkfifo', [path])
-      const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
-      const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/pipe-exit-server.ts'], { stdio: ['pipe', writer, 'pipe'] })
-      closeSync(writer)
-      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-      const chunks: Buffer[] = []
-      const drain = (): void => {
-        const buffer = Buffer.alloc(65536)
-        for (;;) {
-          let n = 0
-          try { n = readSync(reader, buffer, 0, buffer.length, null) } catch { return }
-          if (n === 0) return
-          chunks.push(Buffer.from(buffer.subarray(0, n)))
-        }
+  /**
+   * Runs the pipe-exit fixture with its standard output on a FIFO the test reads by itself,
+   * without node's stream reading ahead: it is left full while `steps` make requests, then
+   * emptied once the app waits to exit, so what is written at exit fits in it (it holds 64 KiB;
+   * the lines are 1 kB each). Resolves with the lines of the whole output.
+   */
+  async function exitOnPipe (env: Record<string, string>, steps: (port: number) => Promise<void>): Promise<string[]> {
+    const dir = tempDir()
+    const path = join(dir, 'fifo')
+    execFileSync('mkfifo', [path])
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/pipe-exit-server.ts'], { stdio: ['pipe', writer, 'pipe'], env: { ...process.env, ...env } })
+    closeSync(writer)
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const chunks: Buffer[] = []
+    const drain = (): void => {
+      const buffer = Buffer.alloc(65536)
+      for (;;) {
+        let n = 0
+        try { n = readSync(reader, buffer, 0, buffer.length, null) } catch { return }
+        if (n === 0) return
+        chunks.push(Buffer.from(buffer.subarray(0, n)))
       }
-      try {
-        const port = await portOf(child)
-        if (own) await request(port, { path: '/own' })
-        const pad = 'p'.repeat(1000)
-        for (let i = 0; i < count; i++) await request(port, { path: `/${i}`, headers: { 'x-pad': pad } })
-        await settle(50)
-        request(port, { path: '/exit' }).catch(() => { /* the app exits instead of answering */ })
-        await waitFor(() => stderrOf(child).includes('exiting'), 10_000)
-        drain()
-        child.stdin?.end('x')
-        assert.equal(await exited, 0)
-        drain()
-        const lines = Buffer.concat(chunks).toString().split('\n')
-        assert.equal(lines.pop(), '', 'the output ends with a whole line')
-        if (own) assert.match(lines.shift() ?? '', /^A+$/)
-        assert.deepEqual(lines, Array.from({ length: count }, (_, i) => `GET /${i} ${pad}`))
-      } finally {
-        child.kill()
-        closeSync(reader)
-        rmSync(dir, { recursive: true, force: true })
-      }
-    })
+    }
+    try {
+      const port = await portOf(child)
+      await steps(port)
+      request(port, { path: '/exit' }).catch(() => { /* the app exits instead of answering */ })
+      await waitFor(() => stderrOf(child).includes('exiting'), 10_000)
+      drain()
+      child.stdin?.end('x')
+      assert.equal(await exited, 0)
+      drain()
+      const lines = Buffer.concat(chunks).toString().split('\n')
+      assert.equal(lines.pop(), '', 'the output ends with a whole line')
+      return lines
+    } finally {
+      child.kill()
+      closeSync(reader)
+      rmSync(dir, { recursive: true, force: true })
+    }
   }
+
+  const pad = 'p'.repeat(1000)
+  const logged = (paths: string[]): string[] => paths.map((path) => `GET ${path} ${pad}`)
+  const range = (count: number, prefix = '/'): string[] => Array.from({ length: count }, (_, i) => `${prefix}${i}`)
+  async function getAll (port: number, paths: string[], together = false): Promise<void> {
+    if (together) await Promise.all(paths.map(async (path) => await request(port, { path, headers: { 'x-pad': pad } })))
+    else for (const path of paths) await request(port, { path, headers: { 'x-pad': pad } })
+  }
+  /** Requests held by the fixture and answered in one turn: their lines make one batch. */
+  async function oneBatch (port: number, paths: string[]): Promise<void> {
+    const answered = getAll(port, paths, true)
+    while ((await request(port, { path: '/held' })).body !== String(paths.length)) await settle(5)
+    await request(port, { path: '/release' })
+    await answered
+  }
+
+  describe('reach the standard output as a pipe whole, once each and in order, when the app exits while a write is only partly taken by it', () => {
+    it('a batch, with lines held behind it: the rest of the batch, then those lines', async () => {
+      const lines = await exitOnPipe({}, async (port) => { await getAll(port, range(100)) })
+      assert.deepEqual(lines, logged(range(100)))
+    })
+
+    it('a batch with nothing behind it: the rest of the batch', async () => {
+      const paths = range(100, '/hold/')
+      const lines = await exitOnPipe({}, async (port) => { await oneBatch(port, paths); await settle(50) })
+      assert.deepEqual(lines.sort(), logged(paths).sort())
+    })
+
+    it('a batch, with the `buffer` option holding a line: the rest of the batch, then that line, each once', async () => {
+      const paths = range(100, '/hold/')
+      const lines = await exitOnPipe({ BUFFER: '50' }, async (port) => {
+        await oneBatch(port, paths)
+        // the buffer hands the batch over, then holds the next line
+        await settle(150)
+        await getAll(port, ['/last'])
+      })
+      assert.deepEqual(lines.slice(0, -1).sort(), logged(paths).sort())
+      assert.deepEqual(lines.slice(-1), logged(['/last']))
+    })
+
+    it('a write of the app\'s own: after the part the pipe took, a newline, so the batch and the lines held start on a line of their own', async () => {
+      const lines = await exitOnPipe({}, async (port) => {
+        await request(port, { path: '/own?bytes=70000' })
+        await getAll(port, range(40))
+      })
+      assert.match(lines.shift() ?? '', /^A+$/)
+      assert.deepEqual(lines, logged(range(40)))
+    })
+
+    it('a write of the app\'s own that the pipe took nothing of, after one that filled it: no newline, nothing was cut', async () => {
+      const lines = await exitOnPipe({}, async (port) => {
+        await request(port, { path: '/own?bytes=65536' })
+        await request(port, { path: '/own?bytes=16' })
+        await getAll(port, ['/x1'])
+        await settle(30)
+        await getAll(port, ['/x2'])
+      })
+      // the second line of the app's own is lost if the pipe took nothing of it (node never writes it)
+      assert.deepEqual(lines.filter((line) => !/^A+$/.test(line)), logged(['/x1', '/x2']))
+    })
+  })
 
   // HTTP/2 compatibility responses are waited for through on-finished: the callback of their end()
   // runs before their 'finish', and morgan loses the line there.
