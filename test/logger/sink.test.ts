@@ -817,51 +817,37 @@ describe('a stream the app ends', () => {
     }
   }
 
-  it('takes the lines handed to it at end() through a write() the app replaced as written: none is counted dropped, no failure is reported', async () => {
-    // The first line's write takes 30 ms; the second line waits for it. The app then spies on
-    // write() (an own property calling the original, as jest.spyOn does) and ends the stream,
-    // which takes the second line through the spy.
-    const out = new SlowStream(30)
-    const log = logger(':url', { stream: out })
-    const server = await serve([log as Middleware], answer())
-    const watch = watchWarnings()
-    try {
-      await request(server.port, { path: '/1' })
-      await request(server.port, { path: '/2' })
-      const write = out.write
-      out.write = function (this: Writable, ...args: unknown[]): boolean { return (write as (...a: unknown[]) => boolean).apply(this, args) }
-      out.end()
-      await new Promise((resolve) => out.on('close', resolve))
-      // past the grace after 'close' in which a write not called back counts as lost
-      await settle(1200)
-      assert.equal(out.text, '/1\n/2\n')
-      assert.equal(log.dropped, 0)
-      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR'), [])
-    } finally {
-      watch.stop()
-      await server.close()
-    }
-  })
-
-  it('counts a line handed to it at end() through a replaced write() that throws once, not again once the stream has closed', async () => {
-    const out = new SlowStream(30)
-    const log = logger(':url', { stream: out })
-    const server = await serve([log as Middleware], answer())
-    const watch = watchWarnings()
-    try {
-      await request(server.port, { path: '/1' })
-      await request(server.port, { path: '/2' })
-      out.write = function (): boolean { throw new Error('the spy throws') }
-      out.end()
-      await new Promise((resolve) => out.on('close', resolve))
-      await settle(1200)
-      assert.equal(out.text, '/1\n')
-      assert.equal(log.dropped, 1)
-    } finally {
-      watch.stop()
-      await server.close()
-    }
-  })
+  // What the app's replacement of write() does, what reaches the stream, the lines counted dropped.
+  type Write = (this: Writable, ...args: unknown[]) => boolean
+  const replacedAtEnd: Array<[string, (write: Write) => Write, string, number]> = [
+    ['calls the original, as a spy (jest.spyOn) does: the line counts as written', (write) => function (this: Writable, ...args: unknown[]): boolean { return write.apply(this, args) }, '/1\n/2\n', 0],
+    ['throws: the line is counted dropped once, not again once the stream has closed', () => () => { throw new Error('the spy throws') }, '/1\n', 1]
+  ]
+  for (const [what, replace, text, dropped] of replacedAtEnd) {
+    it(`hands a line to it at end() through a write() the app replaced, which ${what}`, async () => {
+      // The first line's write takes 30 ms; the second line waits for it. The app then replaces
+      // write() and ends the stream, which takes the second line through the replacement.
+      const out = new SlowStream(30)
+      const log = logger(':url', { stream: out })
+      const server = await serve([log as Middleware], answer())
+      const watch = watchWarnings()
+      try {
+        await request(server.port, { path: '/1' })
+        await request(server.port, { path: '/2' })
+        out.write = replace(out.write as Write)
+        out.end()
+        await new Promise((resolve) => out.on('close', resolve))
+        // past the grace after 'close' in which a write not called back counts as lost
+        await settle(1200)
+        assert.equal(out.text, text)
+        assert.equal(log.dropped, dropped)
+        assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, dropped === 0 ? 0 : 1)
+      } finally {
+        watch.stop()
+        await server.close()
+      }
+    })
+  }
 
   it('counts every line that comes after it ended, also those of responses finishing together past maxPending', async () => {
     // a file stream: the first line waits for its batch
@@ -876,14 +862,12 @@ describe('a stream the app ends', () => {
       waiting.push(res)
       if (waiting.length === 3) for (const each of waiting) each.end('ok')
     })
-    const watch = watchWarnings()
     try {
       await Promise.all(['/first-line', '/second-line', '/third-line'].map(async (path) => await request(server.port, { path })))
       await settle(20)
       assert.equal(readFileSync(path, 'utf8'), '')
       assert.equal(log.dropped, 3)
     } finally {
-      watch.stop()
       await server.close()
       rmSync(dir, { recursive: true, force: true })
     }
