@@ -394,9 +394,14 @@ interface HeldWrite {
   readonly counts: number | number[]
 }
 
+/** Whether `stream` is one lines are written to synchronously at exit (see exitDescriptor). */
+function writtenAtExit (stream: object): boolean {
+  return stream === process.stdout || stream === process.stderr || stream instanceof WriteStream
+}
+
 /** The file descriptor lines can be written to synchronously at exit, if there is one. */
 function exitDescriptor (stream: EventSource): number | undefined {
-  if (stream === process.stdout || stream === process.stderr || stream instanceof WriteStream) {
+  if (writtenAtExit(stream)) {
     if (typeof stream.fd === 'number' && stream.fd >= 0) return stream.fd
     // A file stream still opening: its open will never complete now, so open it here.
     const file: EventSource = stream
@@ -418,12 +423,14 @@ const NEWLINE = Buffer.from('\n')
  * writer's (or several chunks node writes together), a newline if part of it went out, so the
  * lines written at exit do not run on from that part.
  */
-function unwrittenRest (stream: EventSource, batch: Buffer | undefined): Buffer | undefined {
+function unwrittenRest (stream: EventSource, batch: Buffer | undefined, buffered: Array<{ chunk: unknown }> | undefined): Buffer | undefined {
   const handle = (stream as { _handle?: { writeQueueSize?: unknown } | null })._handle
   const left = handle?.writeQueueSize
   if (typeof left !== 'number' || left <= 0) return undefined
   const state = (stream as { _writableState?: { writing?: unknown, writelen?: unknown } })._writableState
-  if (batch !== undefined && state?.writing === true && state.writelen === batch.length && left <= batch.length) {
+  // (a batch still waiting in the stream's buffer is behind another writer's write)
+  const inProgress = batch !== undefined && buffered?.some((entry) => entry.chunk === batch) !== true
+  if (inProgress && state?.writing === true && state.writelen === batch.length && left <= batch.length) {
     return batch.subarray(batch.length - left)
   }
   // (nothing of it went out: no line was cut)
@@ -457,6 +464,13 @@ export class Sink implements Output, Flushable {
   private inFlight = false
   /** At exit, what the stream itself still held was written (see flushSync). */
   private exitFlushed = false
+  /** The descriptor lines were written to at exit: a file still opening is opened once. */
+  private exitFd: number | undefined
+  /**
+   * The stream is one lines are written to at exit: the sink stays in the exit hook's set while
+   * a batch is in flight, for what a pipe has not yet taken of it.
+   */
+  private readonly writtenAtExit: boolean
   /** write() returned false: nothing more until 'drain'. */
   private waiting = false
   private lastWrite = Number.NEGATIVE_INFINITY
@@ -489,6 +503,7 @@ export class Sink implements Output, Flushable {
     this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr) &&
       (bytes || !perLineEncoding(encoding))
     this.bytes = this.batched && bytes ? new ByteBatch(encoding) : undefined
+    this.writtenAtExit = writtenAtExit(stream)
     this.writableState = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
     // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
     // or `once` may mean anything.
@@ -610,18 +625,19 @@ export class Sink implements Output, Flushable {
    * being written (at exit, what a pipe has not yet taken of it is written: see flushSync).
    */
   private release (): void {
-    if (this.owners.length === 0 && !this.inFlight) shared.holding.delete(this)
+    if (this.owners.length === 0 && (!this.inFlight || !this.writtenAtExit)) shared.holding.delete(this)
   }
 
   flushSync (): void {
-    if (this.dead) return
     const stream = this.stream as LogStream & EventSource
+    // (what the app destroyed the stream with is not written either)
+    if (this.dead || stream.destroyed === true) return
     if (!this.batched) {
       for (const line of this.takeQueue()) stream.write(line as string)
       return
     }
     const taken = this.owners.length === 0 ? undefined : this.takeBatch()
-    const fd = hasOwnWrite(stream) ? undefined : exitDescriptor(stream)
+    const fd = hasOwnWrite(stream) ? undefined : (this.exitFd ??= exitDescriptor(stream))
     if (fd === undefined || Array.isArray(taken)) {
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
       if (taken !== undefined) this.send(taken)
@@ -633,7 +649,7 @@ export class Sink implements Output, Flushable {
     // sink may be flushed twice at exit (by the `buffer` option's flush, then by the exit hook).
     const first = !this.exitFlushed
     this.exitFlushed = true
-    const rest = first ? unwrittenRest(stream, this.writing) : undefined
+    const rest = first ? unwrittenRest(stream, this.writing, stream.writableBuffer) : undefined
     const earlier = first ? stream.writableBuffer ?? [] : []
     const pos = (stream as { pos?: unknown }).pos
     let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null

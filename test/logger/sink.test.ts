@@ -631,6 +631,26 @@ describe('writers that are not node\'s streams', () => {
 })
 
 describe('a stream that is slow or stalls', () => {
+  it('is let go of with its logger when it never calls a write back (a PassThrough nobody reads): nothing keeps it for the exit', async () => {
+    const made = async (): Promise<WeakRef<Writable>> => {
+      const stalled = new Writable({ write () { /* never calls back */ } })
+      const server = await serve([logger(':url', { stream: stalled }) as Middleware], answer())
+      try {
+        await request(server.port, { path: '/stalled' })
+        await settle(20)
+      } finally {
+        await server.close()
+      }
+      return new WeakRef(stalled)
+    }
+    const stream = await made()
+    for (let i = 0; i < 20 && stream.deref() !== undefined; i++) {
+      await settle(5)
+      gc()
+    }
+    assert.equal(stream.deref(), undefined)
+  })
+
   it('loses nothing when it catches up within maxPending', async () => {
     const held = new HeldStream(16)
     const log = logger(':url', { stream: held })
@@ -1481,6 +1501,25 @@ describe('lines at exit', () => {
     assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
   })
 
+  it('reach a file stream still opening, from two loggers, one with the buffer option: the file is opened once', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'access.log')
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/opening-file-exit.ts'], {
+      env: { ...process.env, LOG_FILE: file },
+      stdio: ['ignore', 'ignore', 'pipe']
+    })
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    try {
+      const port = await portOf(child)
+      await request(port, { path: '/x' }).catch(() => undefined)
+      assert.equal(await exited, 0)
+      assert.equal(readFileSync(file, 'utf8'), 'A /x\nB /x\n')
+    } finally {
+      child.kill()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('reach a full pipe as whole lines only, when it takes some but not all', () => {
     // A FIFO filled to capacity, then one page of it read: room for 4096 bytes and no more. Lines
     // of 100 bytes do not fill that room exactly; the write gives up (EAGAIN) after whole lines.
@@ -1606,6 +1645,17 @@ describe('lines at exit', () => {
       })
       assert.match(lines.shift() ?? '', /^A+$/)
       assert.deepEqual(lines, logged(range(40)))
+    })
+
+    it('a write of the app\'s own as long as the batch waiting behind it: the batch is written once, whole', async () => {
+      const lines = await exitOnPipe({}, async (port) => {
+        await request(port, { path: '/own?bytes=65536' })
+        // `GET /x1 <pad>` and its newline: 1,009 bytes
+        await request(port, { path: '/own?bytes=1009' })
+        await getAll(port, ['/x1'])
+        await settle(30)
+      })
+      assert.deepEqual(lines.filter((line) => !/^A+$/.test(line)), logged(['/x1']))
     })
 
     it('a write of the app\'s own that the pipe took nothing of, after one that filled it: no newline, nothing was cut', async () => {
