@@ -466,11 +466,6 @@ export class Sink implements Output, Flushable {
   private exitFlushed = false
   /** The descriptor lines were written to at exit: a file still opening is opened once. */
   private exitFd: number | undefined
-  /**
-   * The stream is one lines are written to at exit: the sink stays in the exit hook's set while
-   * a batch is in flight, for what a pipe has not yet taken of it.
-   */
-  private readonly writtenAtExit: boolean
   /** write() returned false: nothing more until 'drain'. */
   private waiting = false
   private lastWrite = Number.NEGATIVE_INFINITY
@@ -503,7 +498,6 @@ export class Sink implements Output, Flushable {
     this.batched = stream.writableObjectMode !== true && (stream instanceof Writable || stream === process.stdout || stream === process.stderr) &&
       (bytes || !perLineEncoding(encoding))
     this.bytes = this.batched && bytes ? new ByteBatch(encoding) : undefined
-    this.writtenAtExit = writtenAtExit(stream)
     this.writableState = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
     // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
     // or `once` may mean anything.
@@ -621,11 +615,12 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * Leaves the exit hook's set once nothing of this sink's is left: no line held, and no batch
-   * being written (at exit, what a pipe has not yet taken of it is written: see flushSync).
+   * Leaves the exit hook's set once nothing of this sink's is left: no line held, and, for a
+   * stream written to at exit, no batch being written (what a pipe has not yet taken of it is
+   * written then: see flushSync). Another stream's write may never be called back.
    */
   private release (): void {
-    if (this.owners.length === 0 && (!this.inFlight || !this.writtenAtExit)) shared.holding.delete(this)
+    if (this.owners.length === 0 && (!this.inFlight || !writtenAtExit(this.stream))) shared.holding.delete(this)
   }
 
   flushSync (): void {
