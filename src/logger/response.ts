@@ -389,16 +389,22 @@ function isDone (res: ServerResponse): boolean {
 // callback of res.end() (process.exit(), or an exception nobody catches), 'finish' never comes:
 // the exit hook makes their lines before it writes what is held. From Node.js 24 the callbacks of
 // res.end() run before 'finish' (before morgan's line is made, so morgan loses it), and over
-// HTTP/2 on every version. Few responses are finishing at once, so the list stays short: a
-// response usually leaves from its end, and one that never finishes nor closes is dropped when
-// the list reaches MAX_FINISHING. (A Set, with an add and a delete per response, cost about 150 ns
-// per response in-process.)
+// HTTP/2 on every version. A response still sending its body at exit (a download the exit cuts
+// short) gets no line, as from morgan: it has not finished. When the app ends its log stream,
+// every finishing response gets its line, as it would lose it to the ended stream otherwise.
+// Few responses are finishing at once, so the list stays short: a response usually leaves from
+// its end, and one that never finishes nor closes is dropped when the list reaches
+// MAX_FINISHING. (A Set, with an add and a delete per response, cost about 150 ns per response
+// in-process.)
 const finishing: Waiting[] = []
 const MAX_FINISHING = 1024
 let finishingHooked = false
 
-function makeFinishingLines (): void {
-  for (const res of finishing.splice(0)) runPending(res)
+function makeFinishingLines (atExit: boolean): void {
+  for (const res of finishing.splice(0)) {
+    // in a callback of end() or a 'finish' listener, all of it is handed over
+    if (!atExit || res.writableFinished) runPending(res)
+  }
 }
 
 function noteFinishing (res: Waiting): void {

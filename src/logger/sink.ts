@@ -96,7 +96,7 @@ interface Shared {
   readonly holding: Set<Flushable>
   exitHooked: boolean
   /** Run by the exit hook before it flushes: they make the lines still owed (see `beforeExitFlush`). */
-  lineMakers?: Array<WeakRef<() => void> | (() => void)>
+  lineMakers?: Array<WeakRef<LineMaker> | LineMaker>
 }
 
 const SHARED = Symbol.for('foyer.logger.sinks')
@@ -144,11 +144,17 @@ function hold (item: Flushable): void {
 }
 
 /**
- * Registers `makeLines`, which the exit hook calls before it writes what is held: for lines
- * owed to responses that finished but whose line is not made yet. The hook is installed now: a
- * listener added while 'exit' is being emitted would not run.
+ * Makes the lines owed to responses whose line is not made yet: at exit (`atExit` true), or when
+ * the app ends or destroys a log stream.
  */
-export function beforeExitFlush (makeLines: () => void): void {
+export type LineMaker = (atExit: boolean) => void
+
+/**
+ * Registers `makeLines`, which the exit hook calls before it writes what is held, and so does a
+ * log stream's end() or destroy(). The hook is installed now: a listener added while 'exit' is
+ * being emitted would not run.
+ */
+export function beforeExitFlush (makeLines: LineMaker): void {
   // Held weakly, and those of copies that are gone dropped: a copy of this module unloaded since
   // (a hot reload that clears require's cache) is not kept alive for its exit work.
   const makers = (shared.lineMakers ??= [])
@@ -159,18 +165,18 @@ export function beforeExitFlush (makeLines: () => void): void {
   hookExit()
 }
 
-function lineMaker (held: WeakRef<() => void> | (() => void) | undefined): (() => void) | undefined {
+function lineMaker (held: WeakRef<LineMaker> | LineMaker | undefined): LineMaker | undefined {
   return typeof held === 'function' ? held : held?.deref()
 }
 
-function makeOwedLines (): void {
+function makeOwedLines (atExit: boolean): void {
   for (const held of shared.lineMakers ?? []) {
-    try { lineMaker(held)?.() } catch { /* the process is exiting: nothing left to report to */ }
+    try { lineMaker(held)?.(atExit) } catch { /* the process is exiting: nothing left to report to */ }
   }
 }
 
 function flushAllSync (): void {
-  makeOwedLines()
+  makeOwedLines(true)
   // A buffer flushing into its sink adds the sink to the set; Set iteration visits it too.
   for (const item of shared.holding) {
     try { item.flushSync() } catch { /* the process is exiting: nothing left to report to */ }
@@ -993,7 +999,7 @@ interface Ending {
 function writeOwedLines (stream: object): void {
   const sink = sinkOf(stream)
   if (sink === undefined) return
-  makeOwedLines()
+  makeOwedLines(false)
   // (told by shape: a buffer made by another copy of this module holds the same shared sink)
   for (const item of shared.holding) {
     if (item.feeds?.(sink) === true) item.flush?.()
