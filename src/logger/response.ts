@@ -402,9 +402,22 @@ let finishingHooked = false
 
 function makeFinishingLines (atExit: boolean): void {
   for (const res of finishing.splice(0)) {
-    // in a callback of end() or a 'finish' listener, all of it is handed over
-    if (!atExit || res.writableFinished) runPending(res)
+    if (!atExit || handedOver(res)) runPending(res)
   }
+}
+
+/**
+ * Whether all of a finishing response is handed to its connection: so it is in a callback of its
+ * end() or a 'finish' listener, and in the turn of an end() whose bytes the connection took at
+ * once. For node:http's responses this is what their `writableFinished` tells before Node.js 24;
+ * from 24 that is a flag set only just before 'finish'. A response past 'prefinish' has nothing
+ * of its own left to write, so what its socket still holds is its own.
+ */
+function handedOver (res: Waiting): boolean {
+  // (an HTTP/2 compatibility response: its own)
+  if (!(res instanceof ServerResponse)) return (res as { writableFinished: boolean }).writableFinished
+  const held: unknown = res.socket?.writableLength
+  return typeof held !== 'number' || held === 0
 }
 
 function noteFinishing (res: Waiting): void {

@@ -1490,6 +1490,7 @@ describe('lines at exit', () => {
     ['exit', 'stdout', 0, 'the app calls process.exit() right after logging'],
     ['exit-in-finish', 'file', 0, 'the callback of res.end() calls process.exit()'],
     ['exit-in-finish', 'stdout', 0, 'the callback of res.end() calls process.exit()'],
+    ['exit-after-end', 'file', 0, 'the app calls process.exit() right after res.end()'],
     ['throw-in-finish', 'file', 1, 'a \'finish\' listener throws and the uncaught exception ends the process'],
     ['throw', 'file', 1, 'an uncaught exception ends the process'],
     ['sigterm', 'file', 0, 'the app handles SIGTERM by exiting'],
