@@ -287,7 +287,8 @@ export const CASES = [
 ]
 
 /** Notes the report prints under the table. */
-export const NOTES = [FIXED_LINE_NOTE, PINO_NOTE]
+/** Notes on variants, by variant: a report carries those of the variants it ran. */
+export const NOTES = { 'fixed-line': FIXED_LINE_NOTE, 'pino-http': PINO_NOTE }
 
 export function caseByName (name) {
   const c = CASES.find(c => c.name === name)

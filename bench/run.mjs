@@ -342,7 +342,7 @@ async function main () {
       date: new Date().toISOString().slice(0, 16).replace('T', ' ') + ' UTC'
     },
     config,
-    notes: NOTES,
+    notes: Object.entries(NOTES).filter(([variant]) => cases.some(c => c.variants.includes(variant))).map(([, note]) => note),
     cases: []
   }
   let load

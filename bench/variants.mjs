@@ -18,7 +18,12 @@ function loadFoyer (entry, variant = 'foyer') {
     if (dir !== undefined) return require(resolve(dir, 'entries', `${entry}.js`))
     return require(`foyer/${entry}`)
   } catch (err) {
-    throw new Error(`cannot load foyer/${entry} (${err.message}); run \`npm run build\` first`)
+    const dir = baselineDir(variant)
+    // a build loads its dependencies from the node_modules folders above it
+    const hint = dir === undefined
+      ? 'run `npm run build` first'
+      : 'a copy of a build must be inside this repository (bench/results/tmp/, say), or in a checkout with its dependencies installed'
+    throw new Error(`cannot load foyer/${entry} from ${dir ?? 'this repository'} (${err.message}); ${hint}`)
   }
 }
 
