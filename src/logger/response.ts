@@ -387,22 +387,23 @@ function isDone (res: ServerResponse): boolean {
 // Responses that are finishing: from their 'prefinish' (an HTTP/2 compatibility response: from
 // its end()) to their 'finish', where their lines are made. If the process ends in between, in a
 // callback of res.end() (process.exit(), or an exception nobody catches), 'finish' never comes:
-// the exit hook makes their lines before it writes what is held. From Node.js 24 the callbacks of
-// res.end() run before 'finish' (before morgan's line is made, so morgan loses it), and over
-// HTTP/2 on every version. A response still sending its body at exit (a download the exit cuts
-// short) gets no line, as from morgan: it has not finished. When the app ends its log stream,
-// every finishing response gets its line, as it would lose it to the ended stream otherwise.
-// Few responses are finishing at once, so the list stays short: a response usually leaves from
-// its end, and one that never finishes nor closes is dropped when the list reaches
-// MAX_FINISHING. (A Set, with an add and a delete per response, cost about 150 ns per response
-// in-process.)
+// the exit hook makes their lines before it writes what is held, and so does the end of a log
+// stream, which would lose them otherwise. From Node.js 24 the callbacks of res.end() run before
+// 'finish' (before morgan's line is made, so morgan loses it), and over HTTP/2 on every version.
+// Only the responses their connection has taken whole get their line there: one still sending
+// its body (a download an exit cuts short) has not finished, and gets no line at exit, as from
+// morgan. Few responses are finishing at once, so the list stays short: a response usually
+// leaves from its end, and when the list reaches MAX_FINISHING (one that never finishes nor
+// closes stays on it), its oldest is dropped. (A Set, with an add and a delete per response, cost
+// about 150 ns per response in-process.)
 const finishing: Waiting[] = []
 const MAX_FINISHING = 1024
 let finishingHooked = false
 
-function makeFinishingLines (atExit: boolean): void {
-  for (const res of finishing.splice(0)) {
-    if (!atExit || handedOver(res)) runPending(res)
+function makeFinishingLines (): void {
+  // (a copy: a response leaves the list as its line is made)
+  for (const res of finishing.slice()) {
+    if (handedOver(res)) runPending(res)
   }
 }
 
@@ -411,13 +412,15 @@ function makeFinishingLines (atExit: boolean): void {
  * end() or a 'finish' listener, and in the turn of an end() whose bytes the connection took at
  * once. For node:http's responses this is what their `writableFinished` tells before Node.js 24;
  * from 24 that is a flag set only just before 'finish'. A response past 'prefinish' has nothing
- * of its own left to write, so what its socket still holds is its own.
+ * of its own left to write, so what its socket still holds is its own. (A TLS socket reports a
+ * write a turn after it passed it on: a response ended in the turn the process exits is taken
+ * for one still sending.)
  */
 function handedOver (res: Waiting): boolean {
-  // (an HTTP/2 compatibility response: its own)
-  if (!(res instanceof ServerResponse)) return (res as { writableFinished: boolean }).writableFinished
-  const held: unknown = res.socket?.writableLength
-  return typeof held !== 'number' || held === 0
+  const held: unknown = res instanceof ServerResponse ? res.socket?.writableLength : undefined
+  // an HTTP/2 compatibility response, or a socket an adapter made without a writableLength: the
+  // response's own word
+  return typeof held === 'number' ? held === 0 : (res as { writableFinished: boolean }).writableFinished
 }
 
 function noteFinishing (res: Waiting): void {
@@ -425,7 +428,7 @@ function noteFinishing (res: Waiting): void {
     finishingHooked = true
     beforeExitFlush(makeFinishingLines)
   }
-  if (finishing.length >= MAX_FINISHING) finishing.length = 0
+  if (finishing.length >= MAX_FINISHING) finishing.shift()
   finishing.push(res)
 }
 

@@ -96,7 +96,7 @@ interface Shared {
   readonly holding: Set<Flushable>
   exitHooked: boolean
   /** Run by the exit hook before it flushes: they make the lines still owed (see `beforeExitFlush`). */
-  lineMakers?: Array<WeakRef<LineMaker> | LineMaker>
+  lineMakers?: Array<WeakRef<() => void> | (() => void)>
 }
 
 const SHARED = Symbol.for('foyer.logger.sinks')
@@ -144,17 +144,12 @@ function hold (item: Flushable): void {
 }
 
 /**
- * Makes the lines owed to responses whose line is not made yet: at exit (`atExit` true), or when
- * the app ends or destroys a log stream.
- */
-export type LineMaker = (atExit: boolean) => void
-
-/**
  * Registers `makeLines`, which the exit hook calls before it writes what is held, and so does a
- * log stream's end() or destroy(). The hook is installed now: a listener added while 'exit' is
- * being emitted would not run.
+ * log stream's end() or destroy(): for lines owed to responses that finished but whose line is
+ * not made yet. The hook is installed now: a listener added while 'exit' is being emitted would
+ * not run.
  */
-export function beforeExitFlush (makeLines: LineMaker): void {
+export function beforeExitFlush (makeLines: () => void): void {
   // Held weakly, and those of copies that are gone dropped: a copy of this module unloaded since
   // (a hot reload that clears require's cache) is not kept alive for its exit work.
   const makers = (shared.lineMakers ??= [])
@@ -165,18 +160,18 @@ export function beforeExitFlush (makeLines: LineMaker): void {
   hookExit()
 }
 
-function lineMaker (held: WeakRef<LineMaker> | LineMaker | undefined): LineMaker | undefined {
+function lineMaker (held: WeakRef<() => void> | (() => void) | undefined): (() => void) | undefined {
   return typeof held === 'function' ? held : held?.deref()
 }
 
-function makeOwedLines (atExit: boolean): void {
+function makeOwedLines (): void {
   for (const held of shared.lineMakers ?? []) {
-    try { lineMaker(held)?.(atExit) } catch { /* the process is exiting: nothing left to report to */ }
+    try { lineMaker(held)?.() } catch { /* the process is exiting: nothing left to report to */ }
   }
 }
 
 function flushAllSync (): void {
-  makeOwedLines(true)
+  makeOwedLines()
   // A buffer flushing into its sink adds the sink to the set; Set iteration visits it too.
   for (const item of shared.holding) {
     try { item.flushSync() } catch { /* the process is exiting: nothing left to report to */ }
@@ -970,9 +965,9 @@ export class Sink implements Output, Flushable {
   }
 }
 
-// A stream's end() first takes the lines still owed to it: those of responses whose end() has
-// taken effect but whose 'finish', where the line is made, has not come yet (the app may end the
-// stream in the callback of res.end(), which from Node.js 24 runs before 'finish'), those the
+// A stream's end() first takes the lines still owed to it: those of responses their connection
+// has taken whole but whose 'finish', where the line is made, has not come yet (the app may end
+// the stream in the callback of res.end(), which from Node.js 24 runs before 'finish'), those the
 // legacy `buffer` option holds, and those the sink holds (up to BATCH_INTERVAL ms of them, or
 // lines waiting for a 'drain' that an ending stream never emits). Without this they would reach
 // an ended stream, where morgan, which writes each line at once, had already written them: a
@@ -999,7 +994,7 @@ interface Ending {
 function writeOwedLines (stream: object): void {
   const sink = sinkOf(stream)
   if (sink === undefined) return
-  makeOwedLines(false)
+  makeOwedLines()
   // (told by shape: a buffer made by another copy of this module holds the same shared sink)
   for (const item of shared.holding) {
     if (item.feeds?.(sink) === true) item.flush?.()
