@@ -33,11 +33,11 @@ describe('headerCharset', () => {
     }), { numRuns: 2000 })
   })
 
-  it('parses a 50,000-character header in linear time', () => {
-    const header = 'text/plain; ' + 'a=b; '.repeat(10_000) + 'charset=utf-8'
-    const started = process.hrtime.bigint()
+  // Not timed: a parse that went back over the header for each parameter would take minutes on
+  // this one (a linear one, milliseconds), and the test's timeout ends it.
+  it('parses a header of 200,000 parameters', { timeout: 60_000 }, () => {
+    const header = 'text/plain; ' + 'a=b; '.repeat(200_000) + 'charset=utf-8'
     assert.equal(headerCharset(header), 'utf-8')
-    assert.ok(Number(process.hrtime.bigint() - started) / 1e6 < 500)
   })
 })
 

@@ -122,10 +122,8 @@ describe('limit', () => {
         }
       }
       pump().catch(() => {})
-      const started = Date.now()
       const reply = await readResponse(socket)
       assert.ok(client.writing, 'the answer came while the client was still sending')
-      assert.ok(Date.now() - started < 5000)
       const seen = JSON.parse(reply.body) as Seen
       assert.equal(seen.error?.type, 'entity.too.large')
       assert.equal(seen.error?.props['limit'], 10240)

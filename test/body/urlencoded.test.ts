@@ -129,26 +129,27 @@ describe('urlencoded() parameterLimit', () => {
     assert.equal((await same({ parameterLimit: 3 }, '&&&') as { type: string }).type, 'parameters.too.many')
   })
 
-  it('answers 100,000 & in milliseconds', async () => {
-    const started = process.hrtime.bigint()
-    for (const parameterLimit of [1000, Infinity]) {
-      await send(server, server.mount(urlencoded({ limit: '1mb', parameterLimit })), { headers: FORM, body: '&'.repeat(100_000) })
-    }
-    assert.ok(Number(process.hrtime.bigint() - started) / 1e6 < 2000)
+  // Not timed, these two: a parse that is quadratic in the parameters (qs alone, on repeated
+  // keys) would take minutes on them (a linear one, under a second), and the test's timeout ends it.
+  // (foyer alone: body-parser takes minutes over them without a limit)
+  it('refuses 100,000 & past a limit, and takes them without one', { timeout: 60_000 }, async () => {
+    const body = '&'.repeat(100_000)
+    const refused = await send(server, server.mount(urlencoded({ limit: '1mb', parameterLimit: 1000 })), { headers: FORM, body })
+    assert.equal(refused.error?.type, 'parameters.too.many')
+    const taken = await send(server, server.mount(urlencoded({ limit: '1mb', parameterLimit: Infinity })), { headers: FORM, body })
+    assert.deepEqual(taken.body, {})
   })
 
-  it('parses 90,000 repeated keys in linear time (qs alone takes tens of seconds)', async () => {
+  it('parses 300,000 repeated keys', { timeout: 60_000 }, async () => {
     const cases: Array<[boolean, string, string, number]> = [
-      [true, 'a[]=1&'.repeat(90_000), 'a', 90_000],
-      [false, 'a=1&'.repeat(90_000), 'a', 90_000],
-      [false, 'a[]=1&'.repeat(90_000), 'a[]', 90_000],
-      [true, 'a[]='.repeat(90_000), 'a', 1]
+      [true, 'a[]=1&'.repeat(300_000), 'a', 300_000],
+      [false, 'a=1&'.repeat(300_000), 'a', 300_000],
+      [true, 'a=1&'.repeat(300_000), 'a', 300_000],
+      [false, 'a[]=1&'.repeat(300_000), 'a[]', 300_000],
+      [true, 'a[]='.repeat(300_000), 'a', 1]
     ]
     for (const [extended, body, key, length] of cases) {
-      const started = process.hrtime.bigint()
-      const seen = await send(server, server.mount(urlencoded({ extended, limit: '1mb', parameterLimit: 100_000 })), { headers: FORM, body })
-      const ms = Number(process.hrtime.bigint() - started) / 1e6
-      assert.ok(ms < 2000, `${ms} ms`)
+      const seen = await send(server, server.mount(urlencoded({ extended, limit: '2mb', parameterLimit: 400_000 })), { headers: FORM, body })
       assert.equal(((seen.body as Record<string, unknown[]>)[key])?.length, length)
     }
   })

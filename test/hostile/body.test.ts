@@ -3,7 +3,7 @@
 // unhandled rejection.
 import { describe, it, before, after, afterEach } from 'node:test'
 import assert from 'node:assert/strict'
-import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerOptions, ServerResponse } from 'node:http'
 import * as zlib from 'node:zlib'
 import { json, raw, text, urlencoded } from '../../src/index.js'
 import { gc } from '../helpers/gc.js'
@@ -19,7 +19,7 @@ const onUnhandled = (err: unknown): void => { problems.push(`unhandled rejection
 interface Seen { calls: number, listeners?: number, type?: string }
 
 /** A server running `mw`, answering `[type] status` or `ok <json body>`, and counting `next` calls. */
-async function serve (mw: Middleware, before?: (req: IncomingMessage) => void): Promise<TestServer & { seen: Seen[] }> {
+async function serve (mw: Middleware, before?: (req: IncomingMessage) => void, options?: ServerOptions): Promise<TestServer & { seen: Seen[] }> {
   const seen: Seen[] = []
   const server = await startServer((req: IncomingMessage, res: ServerResponse) => {
     const entry: Seen = { calls: 0 }
@@ -39,7 +39,7 @@ async function serve (mw: Middleware, before?: (req: IncomingMessage) => void): 
         res.end(`ok ${describeBody((req as IncomingMessage & { body?: unknown }).body)}`)
       }
     })
-  })
+  }, options)
   return Object.assign(server, { seen })
 }
 
@@ -123,10 +123,12 @@ describe('compressed bodies that inflate to nothing', () => {
       // bytes, which resets the connection and can discard the answer before the client reads it.
       const mw = json({ limit }) as Middleware
       const calls: string[] = []
+      let received: number | undefined
       const server = await startServer((req: IncomingMessage, res: ServerResponse) => {
         mw(req, res, (err?: unknown) => {
-          const e = err as { status?: number, type?: string } | undefined
+          const e = err as { status?: number, type?: string, received?: number } | undefined
           calls.push(`${e?.type ?? 'ok'}`)
+          received = e?.received
           res.statusCode = e?.status ?? 200
           res.end(`[${e?.type ?? ''}] ${res.statusCode}`)
         })
@@ -153,6 +155,9 @@ describe('compressed bodies that inflate to nothing', () => {
         assert.equal(statusOf(answer), 413, `answer after ${sent} bytes: ${answer.slice(0, 60)}`)
         assert.match(answer, /\[entity\.too\.large\] 413/)
         assert.deepEqual(calls, ['entity.too.large'])
+        // refused at the bound, the encoded bytes received: at most one read of the socket past it
+        const bound = 2 * limit + 1024 * 1024
+        assert.ok(received !== undefined && received > bound && received <= bound + 64 * 1024, `received ${String(received)}`)
       } finally {
         await server.close()
       }
@@ -275,13 +280,11 @@ describe('endless bodies', () => {
         sent += 16 * 1024
         await settle(1)
       }
-      const elapsed = Date.now() - started
       socket.destroy()
+      // the body has no end: the answer came while it was being sent
       assert.equal(statusOf(reply), 413)
       assert.match(reply, /\[entity\.too\.large\] 413/)
       assert.ok(sent < 64 * 1024 * 1024, `answered after ${sent} bytes`)
-      // the limit (100 KiB) is passed within a few writes; the answer comes at once, not at the end
-      assert.ok(elapsed < 1000, `answered after ${elapsed} ms`)
     } finally {
       await server.close()
     }
@@ -299,19 +302,19 @@ describe('slow and concurrent bodies', () => {
     return { server, received }
   }
 
-  it('a slowloris body does not block other requests', async () => {
+  // Not timed: a server the slow body blocked would answer nothing before it ends, about 50 s
+  // on, and the test's timeout would end it first.
+  it('a slowloris body does not block other requests', { timeout: 30_000 }, async () => {
     const server = await serve(json() as Middleware)
     try {
       const slow = await rawSocket(server.port)
       slow.on('error', () => {})
       slow.write(head('/', { 'content-type': 'application/json', 'content-length': 50 }) + '{')
       const trickle = setInterval(() => { slow.write(' ') }, 1000)
-      const started = Date.now()
       for (let i = 0; i < 20; i++) {
         const res = await request(server.port, { headers: { 'content-type': 'application/json' }, body: `{"i":${i}}` })
         assert.equal(res.body, `ok {"i":${i}}`)
       }
-      assert.ok(Date.now() - started < 5000)
       clearInterval(trickle)
       slow.destroy()
     } finally {
@@ -489,44 +492,27 @@ describe('urlencoded', () => {
     }
   })
 
-  for (const [name, body] of [['100,000 &', '&'.repeat(100_000)], ['a[]= x 90,000', 'a[]='.repeat(90_000)]] as const) {
-    it(`${name} is answered in milliseconds`, async () => {
+  // Not timed: a parse that is quadratic in the input would take minutes on these (a linear one,
+  // milliseconds), and the test's timeout ends it. (Repeated keys with parameterLimit raised:
+  // urlencoded.test.ts.)
+  const floods: Array<[string, string, number, string]> = [
+    ['1,000,000 &', '&'.repeat(1_000_000), 413, '[parameters.too.many] 413'],
+    ['a[]= x 500,000', 'a[]='.repeat(500_000), 200, 'ok {"a[]":"' + 'a[]='.repeat(499_999) + '"}']
+  ]
+  for (const [name, body, status, answer] of floods) {
+    it(`${name} is answered`, { timeout: 60_000 }, async () => {
       for (const extended of [false, true]) {
-        const server = await serve(urlencoded({ extended, limit: '1mb' }) as Middleware)
+        const server = await serve(urlencoded({ extended, limit: '4mb' }) as Middleware)
         try {
-          const started = process.hrtime.bigint()
           const res = await request(server.port, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
-          const ms = Number(process.hrtime.bigint() - started) / 1e6
-          assert.ok(res.status === 200 || res.status === 413, `status ${res.status}`)
-          // generous: a quadratic parse of this input takes seconds
-          assert.ok(ms < 1000, `${ms.toFixed(0)} ms`)
+          assert.equal(res.status, status)
+          if (!extended) assert.equal(res.body, answer)
         } finally {
           await server.close()
         }
       }
     })
   }
-
-  it('90,000 repeated keys (a[]=1&... and a=1&...) with parameterLimit raised are gathered in linear time', async () => {
-    for (const extended of [false, true]) {
-      const server = await serve(urlencoded({ extended, limit: '1mb', parameterLimit: 100_000 }) as Middleware)
-      try {
-        const cases: Array<[string, string]> = [['a[]=1&'.repeat(90_000), extended ? 'a' : 'a[]'], ['a=1&'.repeat(90_000), 'a']]
-        for (const [body, key] of cases) {
-          const started = process.hrtime.bigint()
-          const res = await request(server.port, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
-          const ms = Number(process.hrtime.bigint() - started) / 1e6
-          assert.equal(res.status, 200)
-          const parsed = JSON.parse(res.body.slice(3)) as Record<string, string[]>
-          assert.equal(parsed[key]?.length, 90_000)
-          // qs alone copies the array once per repeat: tens of seconds for this input
-          assert.ok(ms < 1500, `${ms.toFixed(0)} ms`)
-        }
-      } finally {
-        await server.close()
-      }
-    }
-  })
 
   it('prototype keys in extended mode pollute nothing', async () => {
     const server = await serve(urlencoded({ extended: true }) as Middleware)
@@ -563,18 +549,18 @@ describe('headers', () => {
     })
   }
 
-  it('50,000-character Content-Type headers parse in linear time', async () => {
-    const time = async (n: number): Promise<number> => {
-      const type = 'text/plain; ' + 'a=b; '.repeat(n / 5) + 'charset=utf-8'
-      const started = process.hrtime.bigint()
-      for (let i = 0; i < 5; i++) {
-        await request(server.port, { headers: { 'content-type': type }, body: 'x' })
-      }
-      return Number(process.hrtime.bigint() - started) / 1e6
+  // Not timed: a parse that went back over the header for each parameter would take minutes on
+  // this one (a linear one, milliseconds), and the test's timeout ends it.
+  it('a Content-Type header of 200,000 parameters is parsed', { timeout: 60_000 }, async () => {
+    const large = await serve(text() as Middleware, undefined, { maxHeaderSize: 4 * 1024 * 1024 })
+    try {
+      const type = 'text/plain; ' + 'a=b; '.repeat(200_000) + 'charset=utf-8'
+      const res = await request(large.port, { headers: { 'content-type': type }, body: 'x' })
+      assert.equal(res.status, 200)
+      assert.equal(res.body, 'ok "x"')
+    } finally {
+      await large.close()
     }
-    await time(5000)
-    const large = await time(50_000)
-    assert.ok(large < 2000, `5 requests with a 50,000-character header took ${large.toFixed(0)} ms`)
   })
 })
 
