@@ -3,6 +3,7 @@
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage } from 'node:http'
+import { gzipSync } from 'node:zlib'
 import bodyParser from 'body-parser'
 import { json, raw, readText, text, urlencoded } from '../../src/body/index.js'
 import { compare, send, startBodyServer } from '../helpers/body-server.js'
@@ -176,8 +177,15 @@ describe('type', () => {
 })
 
 describe('inflate', () => {
-  it('defaults to true and is turned off only by false', () => {
-    for (const inflate of [undefined, true, 0, 'no']) sameValidation('json', { inflate })
+  it('defaults to true and is turned off only by false', async () => {
+    const gzipped = { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"a":1}') }
+    for (const inflate of [undefined, true, 0, 'no', null, '']) {
+      sameValidation('json', { inflate })
+      const seen = await compare(server, json({ inflate: inflate as boolean }), bodyParser.json({ inflate: inflate as boolean }), gzipped)
+      assert.deepEqual(seen.body, { a: 1 }, `inflate: ${String(inflate)}`)
+    }
+    // (its error carries `encoding` as well as body-parser's `charset`: see errors.test.ts)
+    assert.equal((await send(server, server.mount(json({ inflate: false })), gzipped)).error?.type, 'encoding.unsupported')
   })
 })
 

@@ -128,8 +128,14 @@ describe('logger.json', () => {
       sent: ':res-bytes',
       pid: ':pid',
       inLength: ':req[Content-Length]',
+      age: ':res[age]',
+      hops: ':req[max-forwards]',
       version: ':http-version'
-    }), { body: 'abc', headers: { 'content-length': '3' } })
+    }), { body: 'abc', headers: { 'content-length': '3', 'max-forwards': '4' } }, (_req, res) => {
+      res.setHeader('age', '42')
+      res.setHeader('content-length', '5')
+      res.end('hello')
+    })
     assert.equal(line.status, 200)
     assert.equal(typeof line.ms, 'number')
     assert.equal(typeof line.total, 'number')
@@ -137,6 +143,8 @@ describe('logger.json', () => {
     assert.equal(line.sent, 5)
     assert.equal(line.pid, process.pid)
     assert.equal(line.inLength, 3)
+    assert.equal(line.age, 42)
+    assert.equal(line.hops, 4)
     assert.equal(line.version, '1.1', 'a version is text, not a number')
   })
 

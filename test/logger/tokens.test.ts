@@ -576,13 +576,18 @@ describe(':res-bytes', () => {
     assert.deepEqual(lines, ['/long 100', '/short 2', '/long 100'])
   })
 
-  it('is 0 for HEAD and 304, whose body is never sent', async () => {
+  it('is 0 for HEAD and 304, whose body is never sent, whether written with end() or write()', async () => {
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
-      if (req.url === '/304') res.statusCode = 304
-      res.end('a body node:http drops')
+      if (req.url?.startsWith('/304') === true) res.statusCode = 304
+      if (req.url?.endsWith('/write') === true) {
+        res.write('a body ')
+        res.end('node:http drops')
+      } else res.end('a body node:http drops')
     }
-    assert.deepEqual(await bytesLines(handler, async (port) => await request(port, { method: 'HEAD' })), ['HEAD 0'])
-    assert.deepEqual(await bytesLines(handler, get('/304')), ['GET 0'])
+    for (const how of ['', '/write']) {
+      assert.deepEqual(await bytesLines(handler, async (port) => await request(port, { method: 'HEAD', path: how || '/' })), ['HEAD 0'])
+      assert.deepEqual(await bytesLines(handler, get('/304' + how)), ['GET 0'])
+    }
   })
 
   it('counts only what was written before the client went away', async () => {
