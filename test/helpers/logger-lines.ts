@@ -38,13 +38,14 @@ export function callRecorder (): { write: (line: string) => void, calls: string[
   return { write: (line: string) => { calls.push(line) }, calls }
 }
 
-export async function sleep (ms: number): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, ms))
-}
-
 // node's own timers, taken before a test replaces the global ones with fakes.
 const nodesSetTimeout = globalThis.setTimeout
 const nodesDateNow = Date.now
+
+/** Waits `ms` on node's own timers, whatever fakes a test installed. */
+export async function sleep (ms: number): Promise<void> {
+  await new Promise((resolve) => nodesSetTimeout(resolve, ms))
+}
 
 /** Polls `check` until it holds, on node's own timers, whatever fakes a test installed; fails after `ms`. */
 export async function waitFor (check: () => boolean, ms = 3000): Promise<void> {

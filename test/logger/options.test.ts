@@ -291,6 +291,27 @@ describe('the legacy buffer option', () => {
     assert.deepEqual(await written((stream) => logger(format, { stream, buffer: 50 }) as Middleware), theirs)
   })
 
+  it('holds lines for a second with buffer: true, on the app\'s fake timers, as morgan does', async (t) => {
+    for (const make of [(stream: Writable) => morgan(':url', { stream, buffer: true }), (stream: Writable) => logger(':url', { stream, buffer: true })]) {
+      const out = new LineCollector()
+      const server = await serve([make(out) as Middleware], answer())
+      t.mock.timers.enable({ apis: ['setTimeout'] })
+      try {
+        await request(server.port, { path: '/held' })
+        await settle(20)
+        t.mock.timers.tick(999)
+        await settle(20)
+        assert.equal(out.text, '', 'held until the second has passed')
+        t.mock.timers.tick(1)
+        await waitFor(() => out.lines.length === 1)
+        assert.deepEqual(out.lines, ['/held'])
+      } finally {
+        t.mock.timers.reset()
+        await server.close()
+      }
+    }
+  })
+
   it('writes what is buffered when the process exits', async () => {
     const { stdout } = await child(`
       const { createServer } = require('node:http')
