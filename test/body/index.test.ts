@@ -94,6 +94,33 @@ describe('in an Express 5 app', () => {
 })
 
 describe('parsers one after another', () => {
+  it('each reads the bodies of its own type when several are mounted at the top level, as with body-parser', async () => {
+    const served = async (parsers: { json: typeof json, raw: typeof raw, text: typeof text }): Promise<string[]> => {
+      const app = express()
+      app.use(parsers.json({ type: 'application/*+json' }))
+      app.use(parsers.raw({ type: 'application/vnd.custom' }))
+      app.use(parsers.text({ type: 'text/html' }))
+      app.post('/', (req: Request, res) => {
+        const body: unknown = req.body
+        res.send(Buffer.isBuffer(body) ? `a Buffer of ${body.length}` : `${typeof body} ${JSON.stringify(body)}`)
+      })
+      const server = await startServer(app)
+      try {
+        const answers: string[] = []
+        const sent: Array<[string, string]> = [['application/ld+json', '{"a":1}'], ['application/vnd.custom', 'bytes'], ['text/html', '<p>hi</p>'], ['application/json', '{"a":1}']]
+        for (const [type, body] of sent) {
+          answers.push((await request(server.port, { headers: { 'content-type': type }, body })).body)
+        }
+        return answers
+      } finally {
+        await server.close()
+      }
+    }
+    const theirs = await served(bodyParserReference as unknown as { json: typeof json, raw: typeof raw, text: typeof text })
+    assert.deepEqual(theirs, ['object {"a":1}', 'a Buffer of 5', 'string "<p>hi</p>"', 'undefined undefined'])
+    assert.deepEqual(await served({ json, raw, text }), theirs)
+  })
+
   /** What an app sees when its error handler passes a parser's error over and a later parser runs. */
   async function afterPassedOver (parsers: { json: (o: { limit: number }) => RequestHandler, text: (o: { type: string, limit: string }) => RequestHandler }, chunked: boolean): Promise<string> {
     const app = express()

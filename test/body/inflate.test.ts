@@ -2,7 +2,7 @@ import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import zlib from 'node:zlib'
 import bodyParser from 'body-parser'
-import { json, raw, text } from '../../src/body/index.js'
+import { json, raw, text, urlencoded } from '../../src/body/index.js'
 import { rawSocket } from '../helpers/server.js'
 import { compare, requestHead, send, startBodyServer } from '../helpers/body-server.js'
 import type { BodyServer } from '../helpers/body-server.js'
@@ -29,6 +29,19 @@ describe('inflation', () => {
       const body = compress(Buffer.from(DOC))
       const seen = await compare(server, json(), bodyParser.json(), { headers: { ...JSON_HEADERS, 'content-encoding': encoding }, body })
       assert.deepEqual(seen.body, JSON.parse(DOC))
+    })
+
+    it(`inflates a ${encoding} body for text, raw and urlencoded too, as body-parser does`, async () => {
+      const form = 'name=foyer&text=' + 'compressible+'.repeat(50)
+      const parsers: Array<[string, unknown, unknown, string, string, unknown]> = [
+        ['text', text(), bodyParser.text(), 'text/plain', DOC, DOC],
+        ['raw', raw(), bodyParser.raw(), 'application/octet-stream', DOC, { hex: Buffer.from(DOC).toString('hex') }],
+        ['urlencoded', urlencoded(), bodyParser.urlencoded(), 'application/x-www-form-urlencoded', form, { name: 'foyer', text: 'compressible '.repeat(50) }]
+      ]
+      for (const [name, ours, theirs, type, plain, parsed] of parsers) {
+        const seen = await compare(server, ours, theirs, { headers: { 'content-type': type, 'content-encoding': encoding }, body: compress(Buffer.from(plain)) })
+        assert.deepEqual(seen.body, parsed, name)
+      }
     })
   }
 

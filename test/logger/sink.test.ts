@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { execFile, execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { EventEmitter, once } from 'node:events'
-import { close as fsClose, closeSync, constants, createWriteStream, mkdtempSync, open as fsOpen, openSync, readFileSync, readSync, rmSync, write as fsWrite, writev as fsWritev, writeSync } from 'node:fs'
+import { close as fsClose, closeSync, constants, createWriteStream, mkdtempSync, open as fsOpen, openSync, readdirSync, readFileSync, readSync, rmSync, write as fsWrite, writeFile, writev as fsWritev, writeSync } from 'node:fs'
 import type { WriteStream } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -280,6 +280,34 @@ describe('batching', () => {
       await server.close()
       first.end()
       second.end()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('gets every line whole and once through a stream that rotates its file as it writes', async () => {
+    const dir = tempDir()
+    // a file a chunk, of whatever lines that chunk holds, as a rotating stream that starts a new
+    // file by size or by time may
+    let file = 0
+    const rotating = new Writable({
+      write (chunk: Buffer, _encoding, done) {
+        writeFile(join(dir, `access.${String(++file).padStart(4, '0')}.log`), chunk, done)
+      }
+    })
+    const server = await serve([logger(':url :req[x-pad]', { stream: rotating }) as Middleware], answer())
+    try {
+      const paths = Array.from({ length: 200 }, (_, i) => `/${i}`)
+      await sendAll(server.port, paths, { 'x-pad': 'p'.repeat(1000) })
+      await waitFor(() => file > 0 && rotating.writableLength === 0)
+      await settle(50)
+      const files = readdirSync(dir).sort()
+      assert.ok(files.length > 1, `written in ${files.length} file(s)`)
+      const text = files.map((name) => readFileSync(join(dir, name), 'utf8')).join('')
+      for (const name of files) assert.match(readFileSync(join(dir, name), 'utf8'), /^(\/\d+ p{1000}\n)+$/, `${name} holds whole lines`)
+      const logged = text.split('\n').slice(0, -1).map((line) => line.split(' ')[0])
+      assert.deepEqual([...logged].sort(), [...paths].sort(), 'each line once')
+    } finally {
+      await server.close()
       rmSync(dir, { recursive: true, force: true })
     }
   })
