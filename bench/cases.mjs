@@ -286,8 +286,7 @@ export const CASES = [
   })
 ]
 
-/** Notes the report prints under the table. */
-/** Notes on variants, by variant: a report carries those of the variants it ran. */
+/** Notes the report prints under the table, by variant: a report carries those of the variants it ran. */
 export const NOTES = { 'fixed-line': FIXED_LINE_NOTE, 'pino-http': PINO_NOTE }
 
 export function caseByName (name) {

@@ -13,12 +13,11 @@ const require = createRequire(import.meta.url)
 // switching from morgan / body-parser would load it.
 // A `baseline` variant loads the same entry from its build in BENCH_BASELINE.
 function loadFoyer (entry, variant = 'foyer') {
+  const dir = baselineDir(variant)
   try {
-    const dir = baselineDir(variant)
     if (dir !== undefined) return require(resolve(dir, 'entries', `${entry}.js`))
     return require(`foyer/${entry}`)
   } catch (err) {
-    const dir = baselineDir(variant)
     // a build loads its dependencies from the node_modules folders above it
     const hint = dir === undefined
       ? 'run `npm run build` first'
