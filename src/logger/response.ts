@@ -412,15 +412,32 @@ function makeFinishingLines (): void {
  * end() or a 'finish' listener, and in the turn of an end() whose bytes the connection took at
  * once. For node:http's responses this is what their `writableFinished` tells before Node.js 24;
  * from 24 that is a flag set only just before 'finish'. A response past 'prefinish' has nothing
- * of its own left to write, so what its socket still holds is its own. (A TLS socket reports a
- * write a turn after it passed it on: a response ended in the turn the process exits is taken
- * for one still sending.)
+ * of its own left to write, so what its socket still holds is its own.
  */
 function handedOver (res: Waiting): boolean {
-  const held: unknown = res instanceof ServerResponse ? res.socket?.writableLength : undefined
+  const socket = res instanceof ServerResponse ? res.socket : null
+  const held: unknown = socket?.writableLength
   // an HTTP/2 compatibility response, or a socket an adapter made without a writableLength: the
   // response's own word
-  return typeof held === 'number' ? held === 0 : (res as { writableFinished: boolean }).writableFinished
+  if (typeof held !== 'number') return (res as { writableFinished: boolean }).writableFinished
+  return held === 0 || passedOnByTls(socket as TlsSocket)
+}
+
+interface TlsSocket {
+  encrypted?: boolean
+  writableBuffer?: unknown[]
+  /** The TCP socket under a server's TLS socket. */
+  _parent?: { _handle?: { writeQueueSize?: unknown } | null } | null
+}
+
+/**
+ * A TLS socket calls a write back a turn after it has encrypted it and passed it to the TCP
+ * socket under it, and counts it until then: it has gone out when no write waits behind it and
+ * that socket's handle queues nothing. (Where node no longer has these, a response ended in the
+ * turn that reads this is taken for one still sending.)
+ */
+function passedOnByTls (socket: TlsSocket): boolean {
+  return socket.encrypted === true && socket.writableBuffer?.length === 0 && socket._parent?._handle?.writeQueueSize === 0
 }
 
 function noteFinishing (res: Waiting): void {

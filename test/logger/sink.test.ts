@@ -11,8 +11,10 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { connect as http2Connect } from 'node:http2'
+import { request as httpsRequest } from 'node:https'
 import { createServer as createTcpServer, connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
 import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
@@ -1467,13 +1469,29 @@ describe('lines at exit', () => {
     session.destroy()
   }
 
-  /** Sends one HTTP/1.1 request whose response is never read: the caller destroys the socket. */
-  function getUnread (port: number, path: string): Socket {
-    const socket = connect(port, '127.0.0.1')
+  /**
+   * Sends one HTTP/1.1 request, over TLS with `tls`, whose response is never read: the caller
+   * destroys the socket.
+   */
+  function getUnread (port: number, path: string, tls: boolean): Socket {
+    const socket = tls ? tlsConnect({ port, host: '127.0.0.1', rejectUnauthorized: false }) : connect(port, '127.0.0.1')
     socket.on('error', () => { /* the server exits meanwhile */ })
     socket.pause()
     socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`)
     return socket
+  }
+
+  /** One request over HTTPS, its answer read; settles when it ends, or the server goes away. */
+  async function httpsGet (port: number, path: string): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const req = httpsRequest({ port, host: '127.0.0.1', path, rejectUnauthorized: false }, (res) => {
+        res.on('error', () => { resolve() })
+        res.on('close', () => { resolve() })
+        res.resume()
+      })
+      req.on('error', () => { resolve() })
+      req.end()
+    })
   }
 
   /**
@@ -1485,11 +1503,11 @@ describe('lines at exit', () => {
     return dest === 'file' ? logged.split('\n').sort().join('\n').slice(1) + '\n' : logged
   }
 
-  async function runExit (mode: string, dest: 'file' | 'stdout' | 'utf16le' | 'positioned', http2 = false): Promise<{ logged: string, code: number | null }> {
+  async function runExit (mode: string, dest: 'file' | 'stdout' | 'utf16le' | 'positioned', protocol: 'http' | 'http2' | 'https' = 'http'): Promise<{ logged: string, code: number | null }> {
     const dir = tempDir()
     const file = join(dir, 'access.log')
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/exit-server.ts'], {
-      env: { ...process.env, MODE: mode, DEST: dest, LOG_FILE: file, HTTP2: http2 ? '1' : '0' },
+      env: { ...process.env, MODE: mode, DEST: dest, LOG_FILE: file, HTTP2: protocol === 'http2' ? '1' : '0', HTTPS: protocol === 'https' ? '1' : '0' },
       stdio: ['ignore', 'pipe', 'pipe']
     })
     let stdout = ''
@@ -1498,9 +1516,11 @@ describe('lines at exit', () => {
     try {
       const port = await portOf(child)
       const read = !mode.endsWith('-while-sending')
-      if (http2) await http2Get(port, '/last', read)
-      else if (read) await request(port, { path: '/last' }).catch(() => undefined)
-      const unread = read ? undefined : getUnread(port, '/last')
+      let unread: Socket | undefined
+      if (protocol === 'http2') await http2Get(port, '/last', read)
+      else if (!read) unread = getUnread(port, '/last', protocol === 'https')
+      else if (protocol === 'https') await httpsGet(port, '/last')
+      else await request(port, { path: '/last' }).catch(() => undefined)
       if (mode === 'sigterm') child.kill('SIGTERM')
       const code = await exited
       unread?.destroy()
@@ -1726,18 +1746,28 @@ describe('lines at exit', () => {
   ]
   for (const [mode, dest, exitCode, what] of http2Endings) {
     it(`reach ${dest === 'file' ? 'a file stream' : 'the standard output'} over HTTP/2 when ${what}`, async () => {
-      const { logged, code } = await runExit(mode, dest, true)
+      const { logged, code } = await runExit(mode, dest, 'http2')
       assert.equal(code, exitCode)
       assert.equal(inOrder(logged, dest), 'arrived GET /last\ndone GET /last 200\n')
     })
   }
 
   // morgan writes no line for these either: the response's 'finish' never comes
-  for (const http2 of [false, true]) {
-    it(`leave out, at exit, the line of a response still sending its body${http2 ? ', over HTTP/2' : ''}`, async () => {
-      const { logged, code } = await runExit('exit-while-sending', 'file', http2)
+  for (const protocol of ['http', 'http2', 'https'] as const) {
+    it(`leave out, at exit, the line of a response still sending its body${protocol === 'http' ? '' : ` over ${protocol === 'http2' ? 'HTTP/2' : 'HTTPS'}`}`, async () => {
+      const { logged, code } = await runExit('exit-while-sending', 'file', protocol)
       assert.equal(code, 0)
       assert.equal(logged, 'arrived GET /last\n')
+    })
+  }
+
+  // A TLS socket calls back a write a turn after it went out.
+  const tlsEndings: Array<[string, string]> = [['exit-after-end', 'the app calls process.exit()'], ['end-stream-after-end', 'the app ends its log stream, and exits once it has ended,']]
+  for (const [mode, what] of tlsEndings) {
+    it(`reach a file stream over HTTPS when ${what} right after res.end()`, async () => {
+      const { logged, code } = await runExit(mode, 'file', 'https')
+      assert.equal(code, 0)
+      assert.equal(inOrder(logged, 'file'), 'arrived GET /last\ndone GET /last 200\n')
     })
   }
 
