@@ -69,7 +69,12 @@ function normalise (ours: Outcome, theirs: Outcome, size: Sizes): Outcome {
   }
   // x-gzip: body-parser was sent gzip, so its error names that
   if (props['encoding'] === 'x-gzip' && reference.props['encoding'] === 'gzip') props['encoding'] = 'gzip'
-  const normalised: NonNullable<Seen['error']> = { ...error, keys, props }
+  // A SyntaxError's stack: body-parser rewrites it with String#replace, which takes `$'`, `$&`,
+  // `$\`` and `$$` in the message (`Unexpected token '$'`) for patterns (`$'` brings in the lines
+  // after the first)
+  let stackHead = error.stackHead
+  if (typeof stackHead === 'string' && `${stackHead}\n`.replace(error.message, error.message).split('\n', 1)[0] === reference.stackHead) stackHead = reference.stackHead
+  const normalised: NonNullable<Seen['error']> = { ...error, keys, props, stackHead }
   // the reply is JSON: an unset `type` is absent, not undefined
   if (type === undefined) delete normalised.type
   // Fail fast on oversize: the 413 may come earlier, but it is the same error
