@@ -17,8 +17,41 @@ function pad2 (n: number): string {
 
 /** `date` in the common log format, always UTC: `10/Oct/2000:13:55:36 +0000`. */
 export function formatClfDate (date: Date): string {
-  return pad2(date.getUTCDate()) + '/' + String(CLF_MONTHS[date.getUTCMonth()]) + '/' + String(date.getUTCFullYear()) +
-    ':' + pad2(date.getUTCHours()) + ':' + pad2(date.getUTCMinutes()) + ':' + pad2(date.getUTCSeconds()) + ' +0000'
+  // read in the order morgan reads them, for fakes that count or sequence their calls
+  const day = date.getUTCDate()
+  const hours = date.getUTCHours()
+  const minutes = date.getUTCMinutes()
+  const seconds = date.getUTCSeconds()
+  const year = date.getUTCFullYear()
+  const month = CLF_MONTHS[date.getUTCMonth()]
+  return pad2(day) + '/' + String(month) + '/' + String(year) + ':' + pad2(hours) + ':' + pad2(minutes) + ':' + pad2(seconds) + ' +0000'
+}
+
+// The Date methods the texts are made with. The texts are kept for a second only while a date
+// still has these, as they were when this module was loaded: a test that stubs one of them
+// (`jest.spyOn(Date.prototype, 'toISOString')`), or replaces Date by a function making other
+// objects, gets each line's date from its own methods, called as morgan calls them.
+const DATE_METHODS = ['getTime', 'toISOString', 'toUTCString', 'getUTCDate', 'getUTCHours', 'getUTCMinutes',
+  'getUTCSeconds', 'getUTCFullYear', 'getUTCMonth'] as const
+const dateProto = Date.prototype as unknown as Record<string, unknown>
+const nativeCode = /\{\s*\[native code\]\s*\}\s*$/
+// Stubbed already when this module was loaded: never kept.
+const nativeAtLoad = DATE_METHODS.every((name) => typeof dateProto[name] === 'function' && nativeCode.test(Function.prototype.toString.call(dateProto[name])))
+const getTime = dateProto.getTime
+const toISOString = dateProto.toISOString
+const toUTCString = dateProto.toUTCString
+const getUTCDate = dateProto.getUTCDate
+const getUTCHours = dateProto.getUTCHours
+const getUTCMinutes = dateProto.getUTCMinutes
+const getUTCSeconds = dateProto.getUTCSeconds
+const getUTCFullYear = dateProto.getUTCFullYear
+const getUTCMonth = dateProto.getUTCMonth
+
+/** Whether `date` makes its texts with the Date methods this module was loaded with. */
+function nativeMethods (date: Date): boolean {
+  return nativeAtLoad && date.getTime === getTime && date.toISOString === toISOString && date.toUTCString === toUTCString &&
+    date.getUTCDate === getUTCDate && date.getUTCHours === getUTCHours && date.getUTCMinutes === getUTCMinutes &&
+    date.getUTCSeconds === getUTCSeconds && date.getUTCFullYear === getUTCFullYear && date.getUTCMonth === getUTCMonth
 }
 
 let cachedSecond = Number.NaN
@@ -28,8 +61,9 @@ let isoPrefix = ''
 let isoAt = Number.NaN
 let iso = ''
 
-function refresh (second: number): void {
-  const date = new Date(second * 1000)
+function refresh (date: Date, second: number): void {
+  // From the line's own date (the texts have no milliseconds but the ISO form's, left out): no
+  // other Date is made, so a fake Date that counts constructions counts as many as with morgan.
   clf = flattened(formatClfDate(date))
   web = date.toUTCString()
   // Everything up to and including the dot before the milliseconds; the year may be longer
@@ -38,7 +72,8 @@ function refresh (second: number): void {
   cachedSecond = second
 }
 
-function invalidDate (date: Date, format: unknown): string | undefined {
+/** The text of `date` made by its own methods, as morgan makes it. */
+function dateText (date: Date, format: unknown): string | undefined {
   switch (format || 'web') {
     case 'clf': return formatClfDate(date)
     case 'web': return date.toUTCString()
@@ -57,11 +92,12 @@ export function currentDate (format: unknown): string | undefined {
   // constructor, or only Date.now, give the same date as with morgan, and a fraction of a
   // millisecond is dropped as Date drops it.
   const date = new Date()
+  if (!nativeMethods(date)) return dateText(date, format)
   const now = date.getTime()
   // an invalid clock: the text of the invalid Date, as morgan prints it (its ISO form throws)
-  if (Number.isNaN(now)) return invalidDate(date, format)
+  if (Number.isNaN(now)) return dateText(date, format)
   const second = Math.floor(now / 1000)
-  if (second !== cachedSecond) refresh(second)
+  if (second !== cachedSecond) refresh(date, second)
   switch (format || 'web') {
     case 'clf': return clf
     case 'web': return web
@@ -78,10 +114,6 @@ export function currentDate (format: unknown): string | undefined {
   }
 }
 
-// `process` is a getter on the global object: a global lookup and a call on every use. The object
-// is kept; its `hrtime` is still read at each call, so fake timers that replace it are seen.
-const proc = process
-
 /** A start time as morgan records it: `process.hrtime()` and a Date. */
 export interface StartMark {
   _startAt?: [number, number] | undefined
@@ -90,7 +122,9 @@ export interface StartMark {
 
 /** Records the start time on `this`; shared by every request so no closure is made per request. */
 export function recordStartTime (this: StartMark): void {
-  this._startAt = proc.hrtime()
+  // `process` is read at each call, as morgan reads it: fake timers that replace
+  // `process.hrtime`, or the whole global `process`, are seen.
+  this._startAt = process.hrtime()
   // Read from the clock each time, as morgan does: a change of the system clock, or fake timers
   // that replace Date, show in the very next request.
   this._startTime = new Date()
@@ -130,7 +164,7 @@ export function formatDuration (start: [number, number], end: [number, number], 
 
 /** Milliseconds elapsed since `start`, as morgan's :total-time computes them. */
 export function formatElapsed (start: [number, number], digits: unknown): string {
-  const elapsed = proc.hrtime(start)
+  const elapsed = process.hrtime(start)
   const ms = elapsed[0] * 1e3 + elapsed[1] * 1e-6
   return fixed(ms, digits)
 }

@@ -3,7 +3,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { currentDate, fixed, formatClfDate, formatDuration } from '../../src/logger/clock.js'
+import { currentDate, fixed, formatClfDate, formatDuration, formatElapsed, recordStartTime, type StartMark } from '../../src/logger/clock.js'
 import { compareWithMorgan, maskClock, sleep } from '../helpers/logger-lines.js'
 import { request } from '../helpers/server.js'
 
@@ -113,6 +113,97 @@ describe('the current date', () => {
     }
   })
 
+  /** Runs `fn` with `Date.prototype[name]` replaced by `stub`, as `jest.spyOn(Date.prototype, name)` does. */
+  function withDateMethod<T> (name: 'toISOString' | 'toUTCString' | 'getUTCHours' | 'getTime', stub: () => unknown, fn: () => T): T {
+    const proto = Date.prototype as unknown as Record<string, unknown>
+    const real = proto[name]
+    proto[name] = stub
+    try {
+      return fn()
+    } finally {
+      proto[name] = real
+    }
+  }
+
+  it('is made by the Date methods in place at the time: stubbed ones are called for each date, as morgan calls them', async () => {
+    await early(() => {
+      // the texts of this second are made and kept first
+      const real = { iso: currentDate('iso'), web: currentDate('web'), clf: currentDate('clf') }
+      assert.equal(withDateMethod('toISOString', () => '2020-01-01T00:00:00.000Z', () => currentDate('iso')), '2020-01-01T00:00:00.000Z')
+      assert.equal(withDateMethod('toUTCString', () => 'Wed, 01 Jan 2020 00:00:00 GMT', () => currentDate('web')), 'Wed, 01 Jan 2020 00:00:00 GMT')
+      assert.equal(withDateMethod('getUTCHours', () => 7, () => currentDate('clf')), formatClfDate(new Date()).replace(/:\d{2}:/, ':07:'))
+      // a stub in place when the second changes is not kept after it is taken away
+      assert.equal(withDateMethod('toUTCString', () => 'MOCKED', () => currentDate(undefined)), 'MOCKED')
+      assert.equal(currentDate('web'), real.web)
+      assert.equal(currentDate('clf'), real.clf)
+      assert.match(currentDate('iso') as string, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+    })
+    // stubbed before any date of a second was made: the ISO text is the stub's whole, milliseconds too
+    const stubbed = withDateMethod('getTime', () => Date.UTC(1999, 0, 1), () => withDateMethod('toISOString', () => '2020-01-01T00:00:00.000Z', () => currentDate('iso')))
+    assert.equal(stubbed, '2020-01-01T00:00:00.000Z')
+  })
+
+  it('calls Date methods stubbed before it was loaded for each date', async () => {
+    const { execFile } = await import('node:child_process')
+    const out = await new Promise<string>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', '-e', `
+        Date.prototype.toISOString = function () { return '2020-01-01T00:00:00.000Z' }
+        const { currentDate } = require('./src/logger/clock.ts')
+        process.stdout.write(currentDate('iso') + ' ' + currentDate('iso'))
+      `], (err, stdout) => { if (err !== null) reject(err); else resolve(stdout) })
+    })
+    assert.equal(out, '2020-01-01T00:00:00.000Z 2020-01-01T00:00:00.000Z')
+  })
+
+  it('matches the date morgan writes for the same request with Date methods stubbed', async () => {
+    const proto = Date.prototype
+    const { toISOString, toUTCString } = proto
+    proto.toISOString = () => '2020-01-01T00:00:00.000Z'
+    proto.toUTCString = () => 'Wed, 01 Jan 2020 00:00:00 GMT'
+    try {
+      const { ours, theirs } = await compareWithMorgan(':date[iso] :date[web] :date', async (port) => await request(port))
+      assert.equal(ours, theirs)
+      assert.equal(ours, '2020-01-01T00:00:00.000Z Wed, 01 Jan 2020 00:00:00 GMT Wed, 01 Jan 2020 00:00:00 GMT')
+    } finally {
+      proto.toISOString = toISOString
+      proto.toUTCString = toUTCString
+    }
+  })
+
+  it('takes the date from whatever new Date() makes, when Date is replaced by a function making other objects', () => {
+    const RealDate = Date
+    globalThis.Date = function FakeDate () { return { toISOString: () => 'fake-iso', toUTCString: () => 'fake-web' } } as unknown as DateConstructor
+    try {
+      assert.equal(currentDate('iso'), 'fake-iso')
+      assert.equal(currentDate('web'), 'fake-web')
+      assert.equal(currentDate('bogus'), undefined)
+    } finally {
+      globalThis.Date = RealDate
+    }
+  })
+
+  it('makes one Date per call, as morgan does', () => {
+    const RealDate = Date
+    let made = 0
+    class CountingDate extends RealDate {
+      constructor (...args: unknown[]) {
+        made++
+        if (args.length === 0) super(RealDate.UTC(2031, 4, 6, 7, 8, 9) + made * 1000)
+        else super(...(args as [number]))
+      }
+    }
+    globalThis.Date = CountingDate as DateConstructor
+    try {
+      // each call in a new second: the texts are made again, from the date of the call
+      assert.equal(currentDate('clf'), '06/May/2031:07:08:10 +0000')
+      assert.equal(currentDate('web'), 'Tue, 06 May 2031 07:08:11 GMT')
+      assert.equal(currentDate('iso'), '2031-05-06T07:08:12.000Z')
+      assert.equal(made, 3)
+    } finally {
+      globalThis.Date = RealDate
+    }
+  })
+
   it('reuses one string within a second and moves on with the next', async () => {
     const [a, b] = await early(() => [currentDate('clf'), currentDate('clf')])
     assert.equal(a, b)
@@ -153,6 +244,27 @@ describe('durations', () => {
     fc.assert(fc.property(fc.double({ min: 0, max: 1e10, noNaN: true }), (ms) => {
       assert.equal(fixed(ms, undefined), ms.toFixed(3), `${ms}`)
     }), { numRuns: 20_000 })
+  })
+
+  it('read process.hrtime from the global process at each call, also when the whole object is replaced', () => {
+    const realProcess = globalThis.process
+    let calls = 0
+    const fake = Object.assign(Object.create(realProcess) as NodeJS.Process, {
+      hrtime: (start?: [number, number]): [number, number] => {
+        calls++
+        return start === undefined ? [100, 0] : [0, 250_000_000]
+      }
+    })
+    const mark: StartMark = {}
+    globalThis.process = fake
+    try {
+      recordStartTime.call(mark)
+      assert.deepEqual(mark._startAt, [100, 0])
+      assert.equal(formatElapsed([100, 0], undefined), '250.000')
+    } finally {
+      globalThis.process = realProcess
+    }
+    assert.equal(calls, 2)
   })
 
   it('take the number of decimals as a string or a number', () => {
