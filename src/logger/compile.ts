@@ -221,7 +221,11 @@ export class ResolvedCalls {
   value (i: number, req: IncomingMessage, res: ServerResponse): unknown {
     const reader = this.readers[i]
     if (reader !== undefined) return reader.read(req, res, this.keys[i] as string)
-    return callResolved(this.fns[i], this.calls[i] as TokenCall, req, res, this.table)
+    const fn = this.fns[i]
+    // No token of that name was defined: one assigned on the table by hand (`tokens.foo = fn`
+    // for a name never defined) is still called, as morgan calls it.
+    if (fn === undefined) return callToken(this.table, this.calls[i] as TokenCall, req, res)
+    return callResolved(fn, this.calls[i] as TokenCall, req, res, this.table)
   }
 
   /** Brings `table`, `raw` and the per-call functions, flags, readers and keys up to date for a call with `tokens`. */

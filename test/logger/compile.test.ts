@@ -279,15 +279,52 @@ describe('a compiled format given tokens of the caller\'s making', () => {
         const out = new LineCollector()
         const format = redacting(lib, make)
         const log = lib === logger ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
-        const server = await serve([log as Middleware], answer())
+        // the token of the object made is that object's own: other formats still see the URL
+        const plain = new LineCollector()
+        const after = lib === logger ? logger(':url', { stream: plain }) : morgan(':url', { stream: plain })
+        const server = await serve([log as Middleware, after as Middleware], answer())
         try {
           await request(server.port, { path: '/secret?token=abc' })
-          lines.push(await out.waitForLines(1))
+          lines.push([...await out.waitForLines(1), ...await plain.waitForLines(1)])
         } finally {
           await server.close()
         }
       }
-      assert.deepEqual(lines, [['GET /redacted 200'], ['GET /redacted 200']])
+      assert.deepEqual(lines, [['GET /redacted 200', '/secret?token=abc'], ['GET /redacted 200', '/secret?token=abc']])
     }
+  })
+
+  it('defines a token assigned on the tokens object a format function receives, as morgan does: compiled formats call it too', async () => {
+    type Tokens = Record<string, unknown>
+    const lines: string[][] = []
+    for (const lib of [logger, morgan] as Array<{ compile: (format: string) => unknown }>) {
+      const compiled = lib.compile(':method :url :status :assigned') as (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string
+      const format = (tokens: Tokens, req: IncomingMessage, res: ServerResponse): string => {
+        const url = tokens.url
+        tokens.url = () => '/redacted'
+        tokens.assigned = () => 'by hand'
+        try {
+          return compiled(tokens, req, res) + ' | ' + (tokens.url as (req: IncomingMessage, res: ServerResponse) => string)(req, res)
+        } finally {
+          tokens.url = url
+          delete tokens.assigned
+        }
+      }
+      const out = new LineCollector()
+      const log = lib === logger ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
+      const plain = new LineCollector()
+      const after = lib === logger ? logger(':url', { stream: plain }) : morgan(':url', { stream: plain })
+      const server = await serve([log as Middleware, after as Middleware], answer())
+      try {
+        await request(server.port, { path: '/secret?token=abc' })
+        lines.push([...await out.waitForLines(1), ...await plain.waitForLines(1)])
+      } finally {
+        await server.close()
+      }
+    }
+    // put back, the token is the built-in one again
+    const expected = ['GET /redacted 200 by hand | /redacted', '/secret?token=abc']
+    assert.deepEqual(lines, [expected, expected])
+    assert.equal(logger.compile(':assigned')(logger as never, {} as never, {} as never), ':assigned')
   })
 })
