@@ -194,8 +194,11 @@ class FetchBodySource extends Readable {
       callback(err)
       return
     }
-    // cancelling a body that has ended is a no-op
-    reader.cancel(err ?? undefined).then(() => { callback(err) }, () => { callback(err) })
+    // The read settles at once, as for a body over the limit: a cancel that never settles (the
+    // branch of a body split by request.clone(), which is cancelled only once the other branch is
+    // read or cancelled too) must not hold it. Cancelling a body that has ended is a no-op.
+    reader.cancel(err ?? undefined).then(undefined, () => {})
+    callback(err)
   }
 }
 
@@ -206,13 +209,17 @@ class FetchBodySource extends Readable {
  * error), passed on as from a Node.js stream.
  */
 function bodyStreamError (err: unknown): Error {
-  const error = toError(err)
   try {
-    const own = error as { status?: unknown, type?: unknown }
-    const verdict = typeof own.status === 'number' || typeof own.type === 'string'
-    // the stream's destroy() reads it
-    Reflect.get(error, 'stack')
-    return verdict ? error : asAbort(error)
+    if (typeof err === 'object' && err !== null) {
+      // an Error or any other object, as a node stream's 'error' passes either on
+      const own = err as { status?: unknown, type?: unknown }
+      const verdict = typeof own.status === 'number' || typeof own.type === 'string'
+      // the stream's destroy() reads it
+      Reflect.get(err, 'stack')
+      if (verdict) return err as Error
+      if (err instanceof Error) return asAbort(err)
+    }
+    return asAbort(toError(err))
   } catch {
     // a getter or Proxy that throws: the read must still settle
     return asAbort(new Error('the body stream failed'))

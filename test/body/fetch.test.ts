@@ -3,7 +3,9 @@
 // (through `app.request` and a real server on @hono/node-server).
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
+import type { IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
@@ -354,6 +356,48 @@ describe('bodies that cannot be read', () => {
       assert.equal(err['status'], own.status ?? 400)
       assert.equal(err['type'], own.type ?? 'entity.parse.failed')
       assert.equal(err['message'], 'upstream broke')
+    }
+  })
+
+  it('passes on a value other than an Error a body stream fails with, carrying a status or type, as from a Node.js stream', async () => {
+    for (const own of [{ status: 503, type: 'upstream.failed', message: 'upstream failed' }, { type: 'upstream.failed' }, { status: 502 }]) {
+      const fromFetch = new ReadableStream<Uint8Array>({
+        start (controller) { controller.enqueue(new TextEncoder().encode('{"a":')) },
+        pull (controller) { controller.error(own) }
+      })
+      const fetchErr = await within(failure(readJson(post(JSON_TYPE, fromFetch))), 'the read settles')
+      const fromNode = Object.assign(new Readable({ read () {} }), { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } })
+      fromNode.push('{"a":')
+      setImmediate(() => { fromNode.destroy(own as unknown as Error) })
+      const nodeErr = await within(failure(readJson(fromNode as unknown as IncomingMessage)), 'the read settles')
+      assert.deepEqual(describeError(fetchErr), describeError(nodeErr), JSON.stringify(own))
+      assert.equal(fetchErr['type'], own.type ?? 'entity.parse.failed')
+      assert.notEqual(fetchErr['type'], 'request.aborted')
+    }
+  })
+
+  it('settles at once when the body cannot be cancelled at once (a body split by request.clone(), or a cancel that never settles)', async () => {
+    const bytes = new TextEncoder().encode('{"a":')
+    const never = (): Promise<void> => new Promise<void>(() => {})
+    const cases: Array<{ name: string, stream: () => ReadableStream<Uint8Array>, clone: boolean, abort: 'before' | 'during' | undefined, type: string }> = []
+    for (const clone of [true, false]) {
+      const cancel = clone ? undefined : never
+      const stalledBody = (): ReadableStream<Uint8Array> => new ReadableStream<Uint8Array>({ start (c) { c.enqueue(bytes) }, ...(cancel === undefined ? {} : { cancel }) })
+      const textBody = (): ReadableStream<Uint8Array> => new ReadableStream<unknown>({ start (c) { c.enqueue('{"a":1}') }, ...(cancel === undefined ? {} : { cancel }) }) as ReadableStream<Uint8Array>
+      cases.push({ name: 'aborted during the read', stream: stalledBody, clone, abort: 'during', type: 'request.aborted' })
+      cases.push({ name: 'aborted before the read', stream: stalledBody, clone, abort: 'before', type: 'request.aborted' })
+      cases.push({ name: 'a chunk that is not bytes', stream: textBody, clone, abort: undefined, type: 'stream.not.readable' })
+    }
+    for (const { name, stream, clone, abort, type } of cases) {
+      const controller = new AbortController()
+      const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream(), duplex: 'half', signal: controller.signal } as RequestInit)
+      // a copy kept, never read: a logging middleware's, say
+      const copy = clone ? request.clone() : undefined
+      if (abort === 'before') controller.abort()
+      if (abort === 'during') setTimeout(() => { controller.abort() }, 20)
+      const err = await within(failure(readJson(request)), `${name}${clone ? ', cloned' : ''}`)
+      assert.equal(err['type'], type, name)
+      assert.equal(copy === undefined || copy.bodyUsed === false, true)
     }
   })
 
