@@ -1,6 +1,5 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
 import { isProxy } from 'node:util/types'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
@@ -162,9 +161,8 @@ export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage,
    * `skip` threw (a falsy value thrown, which `next` would take for no error, is reported through
    * `process.emitWarning` instead, as without `immediate`). Typed `(err?: Error) => void`, as
    * @types/morgan types it, so the middleware fits wherever one typed for @types/morgan did.
-   * node:http2's compatibility requests and responses are taken as well, as at run time.
    */
-  (req: Req | Http2ServerRequest, res: Res | Http2ServerResponse, next: (err?: Error) => void): void
+  (req: Req, res: Res, next: (err?: Error) => void): void
   /** Lines of this logger dropped because the stream fell too far behind or failed. */
   readonly dropped: number
 }

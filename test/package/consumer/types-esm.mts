@@ -68,8 +68,8 @@ const sharedForm = urlencoded({ ...sharedOptions, extended: true })
 const textLimits: bodyParser.OptionsText = { limit: '5mb', inflate: false }
 const rawLimits = bodyParser.raw(textLimits)
 
-// The logger and the parsers on node:http2's compatibility API.
-const http2Server = createHttp2Server((req, res) => { logger('tiny')(req, res, () => { json()(req, res, () => { res.end() }) }) })
+// The parsers on node:http2's compatibility API.
+const http2Server = createHttp2Server((req, res) => { json()(req, res, () => { res.end() }) })
 
 // Options that may be undefined, under exactOptionalPropertyTypes, verify and reviver included.
 const maybeVerify = process.env.VERIFY === undefined ? undefined : (_req: IncomingMessage, _res: ServerResponse, buf: Buffer): void => { if (buf.length === 0) throw new Error('empty') }
