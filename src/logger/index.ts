@@ -1,8 +1,7 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isProxy } from 'node:util/types'
 import { recordStartTime } from './clock.js'
-import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, VERSION } from './compile.js'
+import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
@@ -221,6 +220,7 @@ function createRegistry (): Registry {
   Object.defineProperty(rawTokens, VERSION, { value: { count: 0 } satisfies DefinitionCount })
   const tokens = Object.create(null) as TokenIndexer
   const unwrapped = new WeakMap<AnyToken, AnyToken>()
+  Object.defineProperty(rawTokens, UNWRAPPED, { value: unwrapped })
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
   return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped }
 }
@@ -256,22 +256,6 @@ function mirror (name: string, value: unknown): void {
   Object.defineProperty(logger, name, { configurable: true, enumerable: true, writable: true, value })
 }
 
-/**
- * The setter of token `name` on the table. Assigned on an object made from the table
- * (`Object.assign(Object.create(tokens), { url: fn })`), the token becomes that object's own, as
- * a plain property of morgan's table would: only the object has it. Assigned on the table, or
- * through a Proxy of it, it is defined.
- */
-function assignToken (name: string): (this: object, fn: unknown) => void {
-  return function setToken (this: object, fn: unknown): void {
-    if (this !== registry.tokens && !isProxy(this)) {
-      Object.defineProperty(this, name, { configurable: true, enumerable: true, writable: true, value: fn })
-      return
-    }
-    token(name, fn as TokenFn)
-  }
-}
-
 function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fn: TokenFn<Req, Res>): Logger {
   if (typeof name !== 'string') throw new TypeError('argument name must be a string')
   if (typeof fn !== 'function') throw new TypeError('argument fn must be a function')
@@ -292,15 +276,7 @@ function token<Req extends IncomingMessage = IncomingMessage, Res extends Server
   registry.rawTokens[name] = raw
   const counted = (registry.rawTokens as { [VERSION]?: Partial<DefinitionCount> })[VERSION]
   if (typeof counted?.count === 'number') counted.count++
-  // An accessor, so a token assigned on the table (`tokens.url = fn`, in a format function) is
-  // defined as token() defines it: morgan's table is the morgan function, where an assignment
-  // is the definition, seen by every format, compiled ones included.
-  Object.defineProperty(registry.tokens, name, {
-    configurable: true,
-    enumerable: true,
-    get: () => wrapped,
-    set: assignToken(name)
-  })
+  registry.tokens[name] = wrapped as TokenFn
   mirror(name, wrapped)
   return logger
 }

@@ -1,6 +1,6 @@
 // logger.compile: format strings become functions that walk a list of literal text and token
 // calls. No format string is ever turned into code (CVE-2019-5413).
-import { describe, it } from 'node:test'
+import { describe, it, mock } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import fc from 'fast-check'
@@ -294,26 +294,22 @@ describe('a compiled format given tokens of the caller\'s making', () => {
     }
   })
 
-  it('defines a token assigned on the tokens object a format function receives, as morgan does: compiled formats call it too', async () => {
-    type Tokens = Record<string, unknown>
+  type Tokens = Record<string, unknown>
+  type Lib = { compile: (format: string) => unknown, token: (name: string, fn: (...args: never[]) => unknown) => unknown }
+  type Compiled = (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string
+
+  /**
+   * The lines foyer and morgan write for one request with the format function `make(lib)` gives,
+   * each followed by the line of a ':url' logger mounted after it.
+   */
+  async function sideBySide (make: (lib: Lib) => (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string): Promise<string[][]> {
     const lines: string[][] = []
-    for (const lib of [logger, morgan] as Array<{ compile: (format: string) => unknown }>) {
-      const compiled = lib.compile(':method :url :status :assigned') as (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string
-      const format = (tokens: Tokens, req: IncomingMessage, res: ServerResponse): string => {
-        const url = tokens.url
-        tokens.url = () => '/redacted'
-        tokens.assigned = () => 'by hand'
-        try {
-          return compiled(tokens, req, res) + ' | ' + (tokens.url as (req: IncomingMessage, res: ServerResponse) => string)(req, res)
-        } finally {
-          tokens.url = url
-          delete tokens.assigned
-        }
-      }
+    for (const lib of [logger, morgan] as unknown as Lib[]) {
+      const format = make(lib)
       const out = new LineCollector()
-      const log = lib === logger ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
+      const log = lib === (logger as unknown) ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
       const plain = new LineCollector()
-      const after = lib === logger ? logger(':url', { stream: plain }) : morgan(':url', { stream: plain })
+      const after = lib === (logger as unknown) ? logger(':url', { stream: plain }) : morgan(':url', { stream: plain })
       const server = await serve([log as Middleware, after as Middleware], answer())
       try {
         await request(server.port, { path: '/secret?token=abc' })
@@ -322,9 +318,123 @@ describe('a compiled format given tokens of the caller\'s making', () => {
         await server.close()
       }
     }
+    return lines
+  }
+
+  it('calls a token put on the tokens object a format function receives, as morgan does: compiled formats call it too', async () => {
+    const lines = await sideBySide((lib) => {
+      const compiled = lib.compile(':method :url :status :assigned') as Compiled
+      return (tokens, req, res) => {
+        const url = tokens.url
+        tokens.url = () => '/redacted'
+        tokens.assigned = () => 'by hand'
+        try {
+          // the table holds what was put there
+          assert.equal(tokens.assigned, tokens.assigned)
+          return compiled(tokens, req, res) + ' | ' + (tokens.url as (req: IncomingMessage, res: ServerResponse) => string)(req, res)
+        } finally {
+          tokens.url = url
+          delete tokens.assigned
+        }
+      }
+    })
     // put back, the token is the built-in one again
     const expected = ['GET /redacted 200 by hand | /redacted', '/secret?token=abc']
     assert.deepEqual(lines, [expected, expected])
     assert.equal(logger.compile(':assigned')(logger as never, {} as never, {} as never), ':assigned')
+  })
+
+  it('calls a token deleted and put back, or mocked by node:test on the tokens object, as morgan does', async () => {
+    const redefined = await sideBySide((lib) => {
+      const compiled = lib.compile(':method :url') as Compiled
+      return (tokens, req, res) => {
+        const url = tokens.url
+        delete tokens.url
+        tokens.url = () => '/put-back'
+        try {
+          return compiled(tokens, req, res)
+        } finally {
+          tokens.url = url
+        }
+      }
+    })
+    assert.deepEqual(redefined, [['GET /put-back', '/secret?token=abc'], ['GET /put-back', '/secret?token=abc']])
+    const mocked = await sideBySide((lib) => {
+      const compiled = lib.compile(':method :url') as Compiled
+      return (tokens, req, res) => {
+        const method = mock.method(tokens as { method: () => string }, 'method', () => 'MOCKED')
+        try {
+          return compiled(tokens, req, res) + ' ' + String(method.mock.callCount())
+        } finally {
+          method.mock.restore()
+        }
+      }
+    })
+    assert.deepEqual(mocked, [['MOCKED /secret?token=abc 1', '/secret?token=abc'], ['MOCKED /secret?token=abc 1', '/secret?token=abc']])
+  })
+
+  it('escapes the value of a token put on the tokens object by hand, and of a safe built-in token replaced that way', async () => {
+    const lines = await sideBySide((lib) => {
+      const compiled = lib.compile(':method :status') as Compiled
+      return (tokens, req, res) => {
+        const status = tokens.status
+        tokens.status = () => '200\nGET /forged 200'
+        try {
+          return compiled(tokens, req, res)
+        } finally {
+          tokens.status = status
+        }
+      }
+    })
+    // (morgan writes the value of a function put in by hand raw: its line is split in two)
+    assert.deepEqual(lines[0], ['GET 200\\nGET /forged 200', '/secret?token=abc'])
+    const date = await sideBySide((lib) => {
+      const compiled = lib.compile(':date[clf]') as Compiled
+      return (tokens, req, res) => {
+        const real = tokens.date
+        tokens.date = () => '"forged"'
+        try {
+          return compiled(tokens, req, res)
+        } finally {
+          tokens.date = real
+        }
+      }
+    })
+    assert.equal(date[0]?.[0], '\\"forged\\"')
+  })
+
+  it('keeps a value other than a function put on the tokens object as a token no one defined', async () => {
+    const lines = await sideBySide(() => {
+      return (tokens) => {
+        const method = tokens.method
+        tokens.method = undefined
+        try {
+          return 'x ' + String(tokens.method)
+        } finally {
+          tokens.method = method
+        }
+      }
+    })
+    assert.deepEqual(lines, [['x undefined', '/secret?token=abc'], ['x undefined', '/secret?token=abc']])
+    const compiled = logger.compile(':method :url')
+    const table = (logger as unknown as Record<symbol, Tokens>)[Symbol.for('foyer.logger.tokens')] as Tokens
+    const method = table.method
+    table.method = 'not a function'
+    try {
+      assert.equal(compiled(logger as never, { method: 'GET', url: '/u', originalUrl: '/u' } as never, {} as never), ':method /u')
+    } finally {
+      table.method = method
+    }
+    assert.equal(compiled(logger as never, { method: 'GET', url: '/u', originalUrl: '/u' } as never, {} as never), 'GET /u')
+  })
+
+  it('sees a token defined again while its line is made, from a token before it, as morgan does', async () => {
+    const lines = await sideBySide((lib) => {
+      lib.token('compile-later', () => 'old')
+      lib.token('compile-first', () => { lib.token('compile-later', () => 'new'); return 'first' })
+      const compiled = lib.compile(':compile-first :compile-later') as Compiled
+      return (tokens, req, res) => compiled(tokens, req, res)
+    })
+    assert.deepEqual(lines, [['first new', '/secret?token=abc'], ['first new', '/secret?token=abc']])
   })
 })
