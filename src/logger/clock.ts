@@ -7,6 +7,7 @@
 // Timings use process.hrtime() pairs because custom tokens written for morgan read them from
 // `req._startAt` and `res._startAt`; the arithmetic is morgan's, so the digits are identical.
 
+import { isProxy } from 'node:util/types'
 import { flattened } from './flat.js'
 
 const CLF_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -35,8 +36,12 @@ const DATE_METHODS = ['getTime', 'toISOString', 'toUTCString', 'getUTCDate', 'ge
   'getUTCSeconds', 'getUTCFullYear', 'getUTCMonth'] as const
 const dateProto = Date.prototype as unknown as Record<string, unknown>
 const nativeCode = /\{\s*\[native code\]\s*\}\s*$/
-// Stubbed already when this module was loaded: never kept.
-const nativeAtLoad = DATE_METHODS.every((name) => typeof dateProto[name] === 'function' && nativeCode.test(Function.prototype.toString.call(dateProto[name])))
+// Stubbed already when this module was loaded: never kept. A Proxy of a native function (as
+// node:test's mock.method makes) and a bound one print as native code too.
+const nativeAtLoad = DATE_METHODS.every((name) => {
+  const method = dateProto[name]
+  return typeof method === 'function' && !isProxy(method) && method.name === name && nativeCode.test(Function.prototype.toString.call(method))
+})
 const getTime = dateProto.getTime
 const toISOString = dateProto.toISOString
 const toUTCString = dateProto.toUTCString

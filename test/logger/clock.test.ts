@@ -143,16 +143,23 @@ describe('the current date', () => {
     assert.equal(stubbed, '2020-01-01T00:00:00.000Z')
   })
 
-  it('calls Date methods stubbed before it was loaded for each date', async () => {
+  it('calls Date methods stubbed before it was loaded for each date: a plain function, a Proxy (as node:test\'s mock.method makes) or a bound function', async () => {
     const { execFile } = await import('node:child_process')
-    const out = await new Promise<string>((resolve, reject) => {
+    const run = async (stub: string, dates: string): Promise<string> => await new Promise<string>((resolve, reject) => {
       execFile(process.execPath, ['--import', 'tsx', '-e', `
-        Date.prototype.toISOString = function () { return '2020-01-01T00:00:00.000Z' }
+        let made = 0
+        ${stub}
         const { currentDate } = require('./src/logger/clock.ts')
-        process.stdout.write(currentDate('iso') + ' ' + currentDate('iso'))
+        process.stdout.write(${dates})
       `], (err, stdout) => { if (err !== null) reject(err); else resolve(stdout) })
     })
-    assert.equal(out, '2020-01-01T00:00:00.000Z 2020-01-01T00:00:00.000Z')
+    assert.equal(await run("Date.prototype.toISOString = function () { return 'stub#' + String(++made) }",
+      "[currentDate('iso'), currentDate('iso')].join(' ')"), 'stub#1 stub#2')
+    assert.equal(await run("Date.prototype.toUTCString = new Proxy(Date.prototype.toUTCString, { apply: () => 'stub#' + String(++made) })",
+      "[currentDate('web'), currentDate('web')].join(' ')"), 'stub#1 stub#2')
+    // a bound getter gives the hours of the date it is bound to, whatever the date it is called on
+    assert.equal(await run('const bound = new Date(Date.UTC(2020, 0, 1, 7)); Date.prototype.getUTCHours = Date.prototype.getUTCHours.bind(bound)',
+      "[currentDate('clf').slice(11, 15), (bound.setUTCHours(8), currentDate('clf').slice(11, 15))].join(' ')"), ':07: :08:')
   })
 
   it('matches the date morgan writes for the same request with Date methods stubbed', async () => {
