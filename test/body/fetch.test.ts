@@ -376,28 +376,31 @@ describe('bodies that cannot be read', () => {
     }
   })
 
-  it('settles at once when the body cannot be cancelled at once (a body split by request.clone(), or a cancel that never settles)', async () => {
+  it('settles at once when the body cannot be cancelled at once (a branch of a body split in two, as request.clone() splits it, or a cancel that never settles)', async () => {
     const bytes = new TextEncoder().encode('{"a":')
     const never = (): Promise<void> => new Promise<void>(() => {})
-    const cases: Array<{ name: string, stream: () => ReadableStream<Uint8Array>, clone: boolean, abort: 'before' | 'during' | undefined, type: string }> = []
-    for (const clone of [true, false]) {
-      const cancel = clone ? undefined : never
-      const stalledBody = (): ReadableStream<Uint8Array> => new ReadableStream<Uint8Array>({ start (c) { c.enqueue(bytes) }, ...(cancel === undefined ? {} : { cancel }) })
-      const textBody = (): ReadableStream<Uint8Array> => new ReadableStream<unknown>({ start (c) { c.enqueue('{"a":1}') }, ...(cancel === undefined ? {} : { cancel }) }) as ReadableStream<Uint8Array>
-      cases.push({ name: 'aborted during the read', stream: stalledBody, clone, abort: 'during', type: 'request.aborted' })
-      cases.push({ name: 'aborted before the read', stream: stalledBody, clone, abort: 'before', type: 'request.aborted' })
-      cases.push({ name: 'a chunk that is not bytes', stream: textBody, clone, abort: undefined, type: 'stream.not.readable' })
-    }
-    for (const { name, stream, clone, abort, type } of cases) {
-      const controller = new AbortController()
-      const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body: stream(), duplex: 'half', signal: controller.signal } as RequestInit)
-      // a copy kept, never read: a logging middleware's, say
-      const copy = clone ? request.clone() : undefined
-      if (abort === 'before') controller.abort()
-      if (abort === 'during') setTimeout(() => { controller.abort() }, 20)
-      const err = await within(failure(readJson(request)), `${name}${clone ? ', cloned' : ''}`)
-      assert.equal(err['type'], type, name)
-      assert.equal(copy === undefined || copy.bodyUsed === false, true)
+    for (const split of [true, false]) {
+      const cancel = split ? undefined : never
+      const bodies: Array<{ name: string, stream: () => ReadableStream<Uint8Array>, abort: 'before' | 'during' | undefined, type: string }> = [
+        { name: 'aborted during the read', stream: () => new ReadableStream<Uint8Array>({ start (c) { c.enqueue(bytes) }, ...(cancel === undefined ? {} : { cancel }) }), abort: 'during', type: 'request.aborted' },
+        { name: 'aborted before the read', stream: () => new ReadableStream<Uint8Array>({ start (c) { c.enqueue(bytes) }, ...(cancel === undefined ? {} : { cancel }) }), abort: 'before', type: 'request.aborted' },
+        { name: 'a chunk that is not bytes', stream: () => new ReadableStream<unknown>({ start (c) { c.enqueue('{"a":1}') }, ...(cancel === undefined ? {} : { cancel }) }) as ReadableStream<Uint8Array>, abort: undefined, type: 'stream.not.readable' }
+      ]
+      for (const { name, stream, abort, type } of bodies) {
+        // The other branch is kept and never read (a logging middleware's copy, say): cancelling
+        // one branch settles only once the other is cancelled or read too. (Request.clone() itself
+        // leaves Node.js 20.11's event loop running, so the test splits the body as it does.)
+        let body = stream()
+        let other: ReadableStream<Uint8Array> | undefined
+        if (split) [body, other] = body.tee()
+        const controller = new AbortController()
+        const request = new Request(URL, { method: 'POST', headers: JSON_TYPE, body, duplex: 'half', signal: controller.signal } as RequestInit)
+        if (abort === 'before') controller.abort()
+        if (abort === 'during') setTimeout(() => { controller.abort() }, 20)
+        const err = await within(failure(readJson(request)), `${name}${split ? ', split' : ''}`)
+        assert.equal(err['type'], type, name)
+        assert.equal(other === undefined || !other.locked, true)
+      }
     }
   })
 
