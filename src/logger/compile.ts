@@ -2,7 +2,7 @@
 // function walks that list. It never turns the format into code (no eval, no new Function):
 // morgan's compile did, and a format string reaching it could run code (CVE-2019-5413).
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isProxy } from 'node:util/types'
+import { isProxy, isWeakMap } from 'node:util/types'
 import { escapeLogField } from './escape.js'
 import { flattened } from './flat.js'
 
@@ -310,7 +310,7 @@ const NOT_HELD = Symbol('not held')
 
 function unwrapping (raw: TokenLookup | undefined): Unwrapping | undefined {
   const map = raw === undefined ? undefined : (raw as { [UNWRAPPED]?: unknown })[UNWRAPPED]
-  return map instanceof WeakMap ? map as Unwrapping : undefined
+  return isWeakMap(map) ? map as Unwrapping : undefined
 }
 
 /** Calls the resolved function of `call`, or gives the call's text when there is none. */
@@ -406,12 +406,17 @@ export function compileFormat (format: string): CompiledFormat {
   // The values of the run being made, until it is kept.
   const seen: unknown[] = calls.map(() => undefined)
   // A token that logs a line with this same format (a format in a format) must not see the
-  // kept strings half updated: a nested line is put together piece by piece.
+  // kept strings half updated: a nested line is put together piece by piece, with its tokens
+  // looked up on its own, so the line it interrupts keeps the table it was called with.
   let busy = false
   const resolved = new ResolvedCalls(calls)
   return declareUses(function compiledFormat (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
+    if (busy) {
+      const nested = new ResolvedCalls(calls)
+      nested.use(tokens)
+      return plainLine(nested, calls, literals, req, res)
+    }
     resolved.use(tokens)
-    if (busy) return plainLine(resolved, calls, literals, req, res)
     busy = true
     try {
       let line = head

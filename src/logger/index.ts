@@ -1,5 +1,6 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isWeakMap } from 'node:util/types'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
@@ -214,6 +215,10 @@ const REGISTRY = Symbol.for('foyer.logger.registry')
 const holder = globalThis as { [REGISTRY]?: Registry }
 const existing = holder[REGISTRY]
 const registry: Registry = existing ?? (holder[REGISTRY] = createRegistry())
+// A registry made by an earlier copy that did not show its wrappers' map to compiled formats.
+if (!(UNWRAPPED in registry.rawTokens) && isWeakMap(registry.unwrapped)) {
+  Object.defineProperty(registry.rawTokens, UNWRAPPED, { value: registry.unwrapped })
+}
 
 function createRegistry (): Registry {
   const rawTokens = Object.create(null) as Record<string, AnyToken>

@@ -175,8 +175,10 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
   const count = fields.length
   // the single-token values, resolved once per definition of their tokens (see compileFormat)
   const singles = fields.map((field) => field.call).filter((call): call is TokenCall => call !== undefined)
-  const resolved = new ResolvedCalls(singles)
-  const { safe, clean } = resolved
+  const outer = new ResolvedCalls(singles)
+  // A token that logs a line with this same format (a format in a format) looks its tokens up
+  // on its own: the line it interrupts keeps the table it was called with.
+  let busy = false
   // Per field whose token usually repeats: the last string value, what the line held before it
   // and the text it gave (`,"method":"GET`), used again for an equal value after the same. As in
   // compileFormat, one piece instead of two makes the line cheaper to put together and to encode.
@@ -184,7 +186,18 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
   const lastBefore: number[] = fields.map(() => EMPTY)
   const lastText: string[] = fields.map(() => '')
   return declareUses(function jsonLine (tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
+    if (busy) return lineWith(new ResolvedCalls(singles), tokens, req, res)
+    busy = true
+    try {
+      return lineWith(outer, tokens, req, res)
+    } finally {
+      busy = false
+    }
+  }, calls)
+
+  function lineWith (resolved: ResolvedCalls, tokens: TokenLookup, req: IncomingMessage, res: ServerResponse): string {
     resolved.use(tokens)
+    const { safe, clean } = resolved
     const table = resolved.table
     const raw = resolved.raw
     const lookup = raw ?? table
@@ -223,8 +236,9 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
           const text = typeof value === 'string' ? value : String(value)
           if (field.numeric) literal = numberLiteral(text)
           if (literal === undefined) {
+            // (a value from a function put on the table in place of a safe token is checked)
             inside = raw !== undefined
-              ? stringInside(text, safe[n] as boolean, clean, n)
+              ? stringInside(text, (safe[n] as boolean) && !resolved.fromTable, clean, n)
               : stringInside(text, false, undefined, 0)
           }
         }
@@ -246,7 +260,7 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
       }
     }
     return line + (held === EMPTY ? '{}' : held === OPEN ? '"}' : '}')
-  }, calls)
+  }
 }
 
 /** The keys and tokens of the predefined `json` format. */

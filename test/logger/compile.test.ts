@@ -8,6 +8,7 @@ import { logger } from '../../src/index.js'
 import type { TokenIndexer } from '../../src/index.js'
 import { parseFormat } from '../../src/logger/compile.js'
 import { answer, LineCollector, morgan, serve } from '../helpers/logger-lines.js'
+import { loadCopy } from '../helpers/realm.js'
 import { request } from '../helpers/server.js'
 import type { Middleware } from '../helpers/server.js'
 
@@ -426,6 +427,93 @@ describe('a compiled format given tokens of the caller\'s making', () => {
       table.method = method
     }
     assert.equal(compiled(logger as never, { method: 'GET', url: '/u', originalUrl: '/u' } as never, {} as never), 'GET /u')
+  })
+
+  it('checks the value of a function put on the table in place of a safe token in a json line', async () => {
+    const forged = 'x"}\n{"forged":true,"y":"'
+    const json = logger.json({ time: ':date[clf]', rt: ':response-time', pid: ':pid' })
+    const lines = await sideBySide((lib) => lib === (logger as unknown)
+      ? (tokens, req, res) => {
+          const date = tokens.date
+          const responseTime = tokens['response-time']
+          tokens.date = () => forged
+          tokens['response-time'] = () => '1,"evil":"2'
+          try {
+            return json(tokens as never, req, res)
+          } finally {
+            tokens.date = date
+            tokens['response-time'] = responseTime
+          }
+        }
+      : () => 'morgan has no json lines')
+    const line = lines[0]?.[0] as string
+    const parsed = JSON.parse(line) as Record<string, unknown>
+    assert.equal(parsed['time'], forged)
+    assert.equal(parsed['rt'], '1,"evil":"2')
+    assert.equal(parsed['pid'], process.pid)
+  })
+
+  it('keeps the table of a line while a token logs a line of the same format with another table, as morgan does', async () => {
+    for (const shape of ['text', 'json'] as const) {
+      const lines = await sideBySide((lib) => {
+        const inner: string[] = []
+        let format: Compiled
+        if (shape === 'text' || lib !== (logger as unknown)) {
+          format = lib.compile(':nested-line :url :method') as Compiled
+        } else {
+          const json = logger.json({ nested: ':nested-line', url: ':url', method: ':method' })
+          format = (tokens, req, res) => json(tokens as never, req, res)
+        }
+        lib.token('nested-line', function (this: Tokens, req: IncomingMessage, res: ServerResponse) {
+          // only the outermost line makes a nested one
+          if (inner.length > 0) return 'inner'
+          inner.push('')
+          const other = Object.assign(Object.create(this) as Tokens, { url: () => '/INNER', method: () => 'INNER' })
+          inner[0] = format(other, req, res)
+          return 'outer'
+        } as never)
+        return (tokens, req, res) => {
+          inner.length = 0
+          const line = format(tokens, req, res)
+          return `${line} | ${inner[0] ?? ''}`
+        }
+      })
+      if (shape === 'text') {
+        const expected = ['outer /secret?token=abc GET | inner /INNER INNER', '/secret?token=abc']
+        assert.deepEqual(lines, [expected, expected])
+      } else {
+        const [outerLine, innerLine] = (lines[0]?.[0] as string).split(' | ')
+        assert.deepEqual(JSON.parse(outerLine as string), { nested: 'outer', url: '/secret?token=abc', method: 'GET' })
+        assert.deepEqual(JSON.parse(innerLine as string), { nested: 'inner', url: '/INNER', method: 'INNER' })
+      }
+    }
+  })
+
+  it('calls a function put on the table when the registry was made by an earlier copy that did not show its wrappers', () => {
+    // An earlier copy's registry: the same fields, without the map from wrappers to functions.
+    const first = loadCopy('src/index.ts') as { logger: typeof logger }
+    const registry = (first.logger as unknown as Record<symbol, Tokens>)[Symbol.for('foyer.logger.tokens')] as Tokens
+    const earlierRaw = Object.create(null) as Tokens
+    const firstRaw = registry[Symbol.for('foyer.logger.rawTokens') as unknown as string] as Tokens
+    for (const name of Object.keys(firstRaw)) earlierRaw[name] = firstRaw[name]
+    Object.defineProperty(earlierRaw, Symbol.for('foyer.logger.tokensVersion'), { value: { count: 0 } })
+    const earlierTokens = Object.create(null) as Tokens
+    for (const name of Object.keys(registry)) earlierTokens[name] = registry[name]
+    Object.defineProperty(earlierTokens, Symbol.for('foyer.logger.rawTokens'), { value: earlierRaw })
+    const unwrapped = new WeakMap<object, unknown>()
+    for (const name of Object.keys(registry)) unwrapped.set(registry[name] as object, firstRaw[name])
+    const earlier = { tokens: earlierTokens, rawTokens: earlierRaw, formats: Object.create(null) as Tokens, unwrapped }
+    const later = loadCopy('src/index.ts', true, { [Symbol.for('foyer.logger.registry')]: earlier }) as { logger: typeof logger }
+    const compiled = later.logger.compile(':method :url')
+    const request = { method: 'GET', url: '/real', originalUrl: '/real' } as never
+    assert.equal(compiled(later.logger as never, request, {} as never), 'GET /real')
+    earlierTokens.url = () => '/put-in"'
+    // defined again: the format looks its tokens up again, and finds the one put in by hand
+    later.logger.token('nested-other', () => 'x')
+    assert.equal(compiled(later.logger as never, request, {} as never), 'GET /put-in\\"')
+    // another token's wrapper put in its place is escaped once
+    earlierTokens.url = earlierTokens['user-agent']
+    assert.equal(compiled(later.logger as never, { ...request as object, headers: { 'user-agent': 'a"b\\c' } } as never, {} as never), 'GET a\\"b\\\\c')
   })
 
   it('sees a token defined again while its line is made, from a token before it, as morgan does', async () => {
