@@ -166,12 +166,30 @@ class FetchBodySource extends Readable {
     const reader = this.#reader
     if (this.destroyed || reader === undefined) return
     this.#reading = true
-    reader.read().then((chunk) => { this.#onChunk(chunk) }, (err: unknown) => { this.destroy(bodyStreamError(err)) })
+    let next: Promise<FetchBodyChunk>
+    try {
+      // (an object shaped like a Request may give a reader that throws, or a result that is not
+      // a promise: the read fails as when its promise rejects)
+      next = Promise.resolve(reader.read())
+    } catch (err) {
+      next = Promise.reject(err)
+    }
+    next.then((chunk) => {
+      try {
+        this.#onChunk(chunk)
+      } catch (err) {
+        // a result whose `done` or `value` throws
+        this.destroy(bodyStreamError(err))
+      }
+    }, (err: unknown) => { this.destroy(bodyStreamError(err)) })
   }
 
   #onChunk (chunk: FetchBodyChunk): void {
     if (this.destroyed) return
-    if (chunk.done) {
+    if (chunk === null || typeof chunk !== 'object') {
+      // no read result at all (from a reader shaped by hand): the server's mistake, as below
+      this.destroy(passOn(streamNotReadable()))
+    } else if (chunk.done) {
       this.push(null)
     } else if (!isUint8Array(chunk.value)) {
       // A body stream must give bytes, as Node.js's own request.text() insists: a string, an
@@ -190,14 +208,22 @@ class FetchBodySource extends Readable {
     const reader = this.#reader
     if (reader === undefined) { callback(err); return }
     if (!this.#reading && !this.#stoppedBySignal && typeof reader.releaseLock === 'function') {
-      reader.releaseLock()
+      try {
+        reader.releaseLock()
+      } catch {
+        // left locked: the body is not for another reader
+      }
       callback(err)
       return
     }
     // The read settles at once, as for a body over the limit: a cancel that never settles (the
     // branch of a body split by request.clone(), which is cancelled only once the other branch is
     // read or cancelled too) must not hold it. Cancelling a body that has ended is a no-op.
-    reader.cancel(err ?? undefined).then(undefined, () => {})
+    try {
+      Promise.resolve(reader.cancel(err ?? undefined)).then(undefined, () => {})
+    } catch {
+      // a reader whose cancel throws has nothing more to give
+    }
     callback(err)
   }
 }

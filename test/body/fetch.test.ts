@@ -464,6 +464,35 @@ describe('bodies that cannot be read', () => {
     }
     assert.deepEqual(await readJson(request), { shape: true })
   })
+
+  it('settles for an object shaped like a Request whose reader throws, answers oddly or cancels by throwing', async () => {
+    const bytes = new TextEncoder().encode('{"shape":true}')
+    const shaped = (reader: Record<string, unknown>, signal?: AbortSignal): FetchRequest => ({
+      headers: { get: (name) => name === 'content-type' ? 'application/json' : null },
+      bodyUsed: false,
+      body: { locked: false, getReader: () => reader as never },
+      ...(signal === undefined ? {} : { signal })
+    })
+    let given = false
+    const once = (): unknown => given ? { done: true } : ((given = true), { done: false, value: bytes })
+    // a read that is not a promise, and a cancel that is not one either
+    assert.deepEqual(await within(readJson(shaped({ read: once, cancel: () => undefined })), 'plain values'), { shape: true })
+    const cases: Array<{ name: string, reader: Record<string, unknown>, type: string, limit?: number }> = [
+      { name: 'a read that throws', reader: { read: () => { throw new Error('broken reader') }, cancel: async () => {} }, type: 'request.aborted' },
+      { name: 'a read giving no result', reader: { read: async () => undefined, cancel: async () => {} }, type: 'stream.not.readable' },
+      { name: 'a result whose value throws', reader: { read: async () => ({ done: false, get value () { throw new Error('no value') } }), cancel: async () => {} }, type: 'request.aborted' },
+      { name: 'a cancel that throws, past the limit', reader: { read: async () => ({ done: false, value: new Uint8Array(64) }), cancel: () => { throw new Error('no cancel') } }, type: 'entity.too.large', limit: 100 },
+      { name: 'a cancel that throws, for a chunk that is not bytes', reader: { read: async () => ({ done: false, value: 'text' }), cancel: () => { throw new Error('no cancel') } }, type: 'stream.not.readable' }
+    ]
+    for (const { name, reader, type, limit } of cases) {
+      const err = await within(failure(readJson(shaped(reader), limit === undefined ? {} : { limit })), name)
+      assert.equal(err['type'], type, name)
+    }
+    const controller = new AbortController()
+    const stalled = shaped({ read: async () => await new Promise(() => {}), cancel: () => { throw new Error('no cancel') } }, controller.signal)
+    setTimeout(() => { controller.abort() }, 20)
+    assert.equal((await within(failure(readJson(stalled)), 'aborted, a cancel that throws'))['type'], 'request.aborted')
+  })
 })
 
 describe('the same errors as the middleware', () => {
