@@ -146,42 +146,48 @@ class FetchBodySource extends Readable {
 
   /** Takes the body's reader; a body that cannot be taken is reported as not readable. */
   lock (): void {
+    let reader: FetchBodyReader | undefined
     try {
-      this.#reader = this.#body.getReader()
+      reader = this.#body.getReader()
     } catch {
       throw streamNotReadable()
     }
+    // (an object shaped like a Request may give no reader at all)
+    if (reader === null || typeof reader !== 'object') throw streamNotReadable()
+    this.#reader = reader
     // A client that goes away aborts the signal; a body that then neither ends nor fails would
     // hold the read forever. The read stops there with 400 request.aborted, as a broken stream does.
     // A signal aborted before the read (the client left while the handler awaited something else)
     // fires no event any more: it stops the read as soon as it starts.
     const signal = this.#signal
     if (signal === undefined) return
-    signal.addEventListener('abort', this.#onAbort)
-    // (a promise job rather than process.nextTick, which a test's fake timers may hold)
-    if (signal.aborted) Promise.resolve().then(this.#onAbort)
+    try {
+      signal.addEventListener('abort', this.#onAbort)
+      // (a promise job rather than process.nextTick, which a test's fake timers may hold)
+      if (signal.aborted) Promise.resolve().then(this.#onAbort)
+    } catch {
+      // a signal shaped by hand that cannot be listened to: the read goes on without it
+    }
   }
 
   override _read (): void {
     const reader = this.#reader
     if (this.destroyed || reader === undefined) return
     this.#reading = true
-    let next: Promise<FetchBodyChunk>
     try {
       // (an object shaped like a Request may give a reader that throws, or a result that is not
       // a promise: the read fails as when its promise rejects)
-      next = Promise.resolve(reader.read())
+      Promise.resolve(reader.read()).then((chunk) => {
+        try {
+          this.#onChunk(chunk)
+        } catch (err) {
+          // a result whose `done` or `value` throws
+          this.destroy(bodyStreamError(err))
+        }
+      }, (err: unknown) => { this.destroy(bodyStreamError(err)) })
     } catch (err) {
-      next = Promise.reject(err)
+      this.destroy(bodyStreamError(err))
     }
-    next.then((chunk) => {
-      try {
-        this.#onChunk(chunk)
-      } catch (err) {
-        // a result whose `done` or `value` throws
-        this.destroy(bodyStreamError(err))
-      }
-    }, (err: unknown) => { this.destroy(bodyStreamError(err)) })
   }
 
   #onChunk (chunk: FetchBodyChunk): void {
@@ -191,38 +197,41 @@ class FetchBodySource extends Readable {
       this.destroy(passOn(streamNotReadable()))
     } else if (chunk.done) {
       this.push(null)
-    } else if (!isUint8Array(chunk.value)) {
+    } else {
+      this.#onBytes(chunk.value)
+    }
+  }
+
+  #onBytes (value: unknown): void {
+    if (!isUint8Array(value)) {
       // A body stream must give bytes, as Node.js's own request.text() insists: a string, an
       // ArrayBuffer or no value at all is the server's mistake, a 500, not the client's abort.
       this.destroy(passOn(streamNotReadable()))
-    } else if (chunk.value.byteLength === 0) {
+    } else if (value.byteLength === 0) {
       // an empty push would stall a paused stream: ask for the next chunk instead
       this._read()
     } else {
-      this.push(chunk.value)
+      this.push(value)
     }
   }
 
   override _destroy (err: Error | null, callback: (err?: Error | null) => void): void {
-    this.#signal?.removeEventListener('abort', this.#onAbort)
-    const reader = this.#reader
-    if (reader === undefined) { callback(err); return }
-    if (!this.#reading && !this.#stoppedBySignal && typeof reader.releaseLock === 'function') {
-      try {
-        reader.releaseLock()
-      } catch {
-        // left locked: the body is not for another reader
-      }
-      callback(err)
-      return
-    }
-    // The read settles at once, as for a body over the limit: a cancel that never settles (the
-    // branch of a body split by request.clone(), which is cancelled only once the other branch is
-    // read or cancelled too) must not hold it. Cancelling a body that has ended is a no-op.
+    // Nothing here may throw: the stream would emit what it threw as an 'error' that no one
+    // listens to any more (the read has settled), and the process would end. What an object
+    // shaped like a Request does wrong (a signal, a reader or its methods that throw) is let go.
     try {
-      Promise.resolve(reader.cancel(err ?? undefined)).then(undefined, () => {})
-    } catch {
-      // a reader whose cancel throws has nothing more to give
+      this.#signal?.removeEventListener('abort', this.#onAbort)
+    } catch {}
+    const reader = this.#reader
+    if (reader !== undefined) {
+      // The read settles at once, as for a body over the limit: a cancel that never settles (the
+      // branch of a body split by request.clone(), which is cancelled only once the other branch
+      // is read or cancelled too) must not hold it. Cancelling a body that has ended is a no-op.
+      // A body refused before any of it was read is unlocked instead, for another reader.
+      try {
+        if (!this.#reading && !this.#stoppedBySignal && typeof reader.releaseLock === 'function') reader.releaseLock()
+        else Promise.resolve(reader.cancel(err ?? undefined)).then(undefined, () => {})
+      } catch {}
     }
     callback(err)
   }

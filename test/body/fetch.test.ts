@@ -492,6 +492,33 @@ describe('bodies that cannot be read', () => {
     const stalled = shaped({ read: async () => await new Promise(() => {}), cancel: () => { throw new Error('no cancel') } }, controller.signal)
     setTimeout(() => { controller.abort() }, 20)
     assert.equal((await within(failure(readJson(stalled)), 'aborted, a cancel that throws'))['type'], 'request.aborted')
+    // a value that is bytes when checked and something else when read again: what was checked is pushed
+    let looks = 0
+    let sent = false
+    const changing = shaped({ read: async () => sent ? { done: true } : ((sent = true), { done: false, get value () { return ++looks > 1 ? 'text' : bytes } }), cancel: async () => {} })
+    assert.deepEqual(await within(readJson(changing), 'a value that changes'), { shape: true })
+  })
+
+  it('settles for an object shaped like a Request whose reader, or its signal, fails when the body is let go', async () => {
+    const bytes = new TextEncoder().encode('{"shape":true}')
+    const shaped = (headers: Record<string, string>, getReader: () => unknown, signal?: unknown): FetchRequest => ({
+      headers: { get: (name) => headers[name] ?? null },
+      bodyUsed: false,
+      body: { locked: false, getReader: getReader as never },
+      ...(signal === undefined ? {} : { signal: signal as AbortSignal })
+    })
+    const refused = { 'content-type': 'application/json', 'content-encoding': 'zz' }
+    const reader = (extra: object): object => Object.assign({ read: async () => ({ done: true }), cancel: async () => {} }, extra)
+    const releaseThrows = Object.defineProperty(reader({}), 'releaseLock', { get () { throw new Error('no releaseLock') } })
+    assert.equal((await within(failure(readJson(shaped(refused, () => releaseThrows))), 'releaseLock'))['type'], 'encoding.unsupported')
+    assert.equal((await within(failure(readJson(shaped(refused, () => null))), 'no reader'))['type'], 'stream.not.readable')
+    let given = false
+    const once = reader({ read: async () => given ? { done: true } : ((given = true), { done: false, value: bytes }) })
+    const badSignal = { aborted: false, addEventListener () {}, removeEventListener () { throw new Error('no removeEventListener') } }
+    assert.deepEqual(await within(readJson(shaped({ 'content-type': 'application/json' }, () => once, badSignal)), 'removeEventListener'), { shape: true })
+    const deafSignal = { aborted: false, addEventListener () { throw new Error('no addEventListener') }, removeEventListener () {} }
+    given = false
+    assert.deepEqual(await within(readJson(shaped({ 'content-type': 'application/json' }, () => once, deafSignal)), 'addEventListener'), { shape: true })
   })
 })
 
