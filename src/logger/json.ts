@@ -138,12 +138,13 @@ function isNumeric (call: TokenCall): boolean {
 // JSON way, once.
 export type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
 
-function joinedValue (parts: readonly FormatPart[], lookup: TokenLookup, table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap | undefined): string {
+function joinedValue (parts: readonly FormatPart[], table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap): string {
   let text = ''
   for (const part of parts) {
     if (typeof part === 'string') { text += part; continue }
-    // As in a text line: a token without a value reads `-`.
-    text += String(callToken(lookup, part, req, res, table, unwrap) || '-')
+    // As in a text line: a token without a value reads `-`. Each token is looked up in the
+    // table as it is called, a function put there by hand included.
+    text += String(callToken(table, part, req, res, table, unwrap) || '-')
   }
   return text
 }
@@ -200,8 +201,6 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
     const { safe, clean } = resolved
     const table = resolved.table
     const raw = resolved.raw
-    const lookup = raw ?? table
-    const unwrap = raw === undefined ? unwrapped : undefined
     let line = ''
     let held = EMPTY
     let single = 0
@@ -213,10 +212,10 @@ export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonForma
       // The token's value, for a single-token field.
       let called: unknown
       if (field.call === undefined) {
-        inside = stringInside(joinedValue(field.parts, lookup, table, req, res, unwrap), false, undefined, 0)
+        inside = stringInside(joinedValue(field.parts, table, req, res, unwrapped), false, undefined, 0)
       } else {
         const n = single++
-        const value = raw !== undefined ? resolved.value(n, req, res) : callToken(lookup, field.call, req, res, table, unwrap)
+        const value = raw !== undefined ? resolved.value(n, req, res) : callToken(table, field.call, req, res, table, unwrapped)
         called = value
         // A token with no value prints `-` in a text line; a structured line leaves the key out.
         if (value === undefined || value === null || value === '' || value === '-') continue

@@ -6,6 +6,7 @@ import { BoundedCache } from '../cache.js'
 import { currentDate, formatDuration, formatElapsed } from './clock.js'
 import type { StartMark } from './clock.js'
 import { markFieldReader, markSafe } from './compile.js'
+import { escapeLogField } from './escape.js'
 import { bodyBytes, responseHeader } from './response.js'
 
 /** The fields morgan's users and Express put on a request, which tokens read. */
@@ -126,7 +127,8 @@ const builtins: Record<string, BuiltinToken> = {
   referrer: (req) => (req.headers.referer || req.headers.referrer) as string | undefined,
   'remote-addr': remoteAddress,
   'remote-user': remoteUser,
-  pid: () => numberText(process.pid),
+  // (a token whose text counts as safe: a pid that is not a number, from a stub, is escaped)
+  pid: () => typeof process.pid === 'number' ? `${process.pid}` : escapeLogField(String(process.pid)),
   'http-version': (req) => httpVersion(req.httpVersionMajor, req.httpVersionMinor),
   'user-agent': (req) => req.headers['user-agent'],
   // A missing argument (`:req` alone) gives `-`; morgan threw from inside the finish event. A

@@ -177,6 +177,14 @@ describe('the current date', () => {
     }
   })
 
+  it('escapes what stubbed Date methods return, the date counting as safe in a line', () => {
+    assert.equal(withDateMethod('toUTCString', () => 'a"b\nc', () => currentDate('web')), 'a\\"b\\nc')
+    assert.equal(withDateMethod('toISOString', () => '\u2028', () => currentDate('iso')), '\\u2028')
+    assert.equal(withDateMethod('getUTCHours', () => '"', () => currentDate('clf') as string).slice(11, 15), ':\\":')
+    // anything but a string is left as it is, for the line to print as morgan's does
+    assert.equal(withDateMethod('toUTCString', () => 0, () => currentDate('web')), 0)
+  })
+
   it('takes the date from whatever new Date() makes, when Date is replaced by a function making other objects', () => {
     const RealDate = Date
     globalThis.Date = function FakeDate () { return { toISOString: () => 'fake-iso', toUTCString: () => 'fake-web' } } as unknown as DateConstructor

@@ -453,6 +453,22 @@ describe('a compiled format given tokens of the caller\'s making', () => {
     assert.equal(parsed['pid'], process.pid)
   })
 
+  it('calls a function put on the table in a json field made of several tokens', async () => {
+    const json = logger.json({ line: ':method :url', url: ':url' })
+    const lines = await sideBySide((lib) => lib === (logger as unknown)
+      ? (tokens, req, res) => {
+          const url = tokens.url
+          tokens.url = () => '/redacted"'
+          try {
+            return json(tokens as never, req, res)
+          } finally {
+            tokens.url = url
+          }
+        }
+      : () => 'morgan has no json lines')
+    assert.deepEqual(JSON.parse(lines[0]?.[0] as string), { line: 'GET /redacted"', url: '/redacted"' })
+  })
+
   it('keeps the table of a line while a token logs a line of the same format with another table, as morgan does', async () => {
     for (const shape of ['text', 'json'] as const) {
       const lines = await sideBySide((lib) => {

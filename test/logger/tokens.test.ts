@@ -435,6 +435,18 @@ describe(':pid', () => {
   it('is the process id', async () => {
     assert.equal(await line(':pid', get()), String(process.pid))
   })
+
+  it('escapes a process id that is not a number (a stub\'s), the token counting as safe in a line', () => {
+    const real = Object.getOwnPropertyDescriptor(process, 'pid') as PropertyDescriptor
+    const format = logger.compile(':pid')
+    Object.defineProperty(process, 'pid', { value: '1"\n2', configurable: true })
+    try {
+      assert.equal(format(logger as never, {} as never, {} as never), '1\\"\\n2')
+    } finally {
+      Object.defineProperty(process, 'pid', real)
+    }
+    assert.equal(format(logger as never, {} as never, {} as never), String(process.pid))
+  })
 })
 
 describe(':http-version', () => {
