@@ -275,22 +275,8 @@ describe('a compiled format given tokens of the caller\'s making', () => {
       (tokens) => new Proxy(tokens, { get: (target, name) => name === 'url' ? () => '/redacted' : target[name] })
     ]
     for (const make of makers) {
-      const lines: string[][] = []
-      for (const lib of [logger, morgan] as Array<{ compile: (format: string) => unknown }>) {
-        const out = new LineCollector()
-        const format = redacting(lib, make)
-        const log = lib === logger ? logger(format as never, { stream: out }) : morgan(format, { stream: out })
-        // the token of the object made is that object's own: other formats still see the URL
-        const plain = new LineCollector()
-        const after = lib === logger ? logger(':url', { stream: plain }) : morgan(':url', { stream: plain })
-        const server = await serve([log as Middleware, after as Middleware], answer())
-        try {
-          await request(server.port, { path: '/secret?token=abc' })
-          lines.push([...await out.waitForLines(1), ...await plain.waitForLines(1)])
-        } finally {
-          await server.close()
-        }
-      }
+      // the token of the object made is that object's own: the other format still sees the URL
+      const lines = await sideBySide((lib) => redacting(lib, make) as never)
       assert.deepEqual(lines, [['GET /redacted 200', '/secret?token=abc'], ['GET /redacted 200', '/secret?token=abc']])
     }
   })
@@ -320,6 +306,22 @@ describe('a compiled format given tokens of the caller\'s making', () => {
       }
     }
     return lines
+  }
+
+  /** The format function for `lib` that puts `fn` on the table under `name` while it makes a line of `format`. */
+  function putting (format: string, name: string, fn: () => unknown): (lib: Lib) => (tokens: Tokens, req: IncomingMessage, res: ServerResponse) => string {
+    return (lib) => {
+      const compiled = lib.compile(format) as Compiled
+      return (tokens, req, res) => {
+        const before = tokens[name]
+        tokens[name] = fn
+        try {
+          return compiled(tokens, req, res)
+        } finally {
+          tokens[name] = before
+        }
+      }
+    }
   }
 
   it('calls a token put on the tokens object a format function receives, as morgan does: compiled formats call it too', async () => {
@@ -375,32 +377,10 @@ describe('a compiled format given tokens of the caller\'s making', () => {
   })
 
   it('escapes the value of a token put on the tokens object by hand, and of a safe built-in token replaced that way', async () => {
-    const lines = await sideBySide((lib) => {
-      const compiled = lib.compile(':method :status') as Compiled
-      return (tokens, req, res) => {
-        const status = tokens.status
-        tokens.status = () => '200\nGET /forged 200'
-        try {
-          return compiled(tokens, req, res)
-        } finally {
-          tokens.status = status
-        }
-      }
-    })
+    const lines = await sideBySide(putting(':method :status', 'status', () => '200\nGET /forged 200'))
     // (morgan writes the value of a function put in by hand raw: its line is split in two)
     assert.deepEqual(lines[0], ['GET 200\\nGET /forged 200', '/secret?token=abc'])
-    const date = await sideBySide((lib) => {
-      const compiled = lib.compile(':date[clf]') as Compiled
-      return (tokens, req, res) => {
-        const real = tokens.date
-        tokens.date = () => '"forged"'
-        try {
-          return compiled(tokens, req, res)
-        } finally {
-          tokens.date = real
-        }
-      }
-    })
+    const date = await sideBySide(putting(':date[clf]', 'date', () => '"forged"'))
     assert.equal(date[0]?.[0], '\\"forged\\"')
   })
 
