@@ -8,7 +8,6 @@
 // `req._startAt` and `res._startAt`; the arithmetic is morgan's, so the digits are identical.
 
 import { isProxy } from 'node:util/types'
-import { escapeLogField } from './escape.js'
 import { flattened } from './flat.js'
 
 const CLF_MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -78,22 +77,14 @@ function refresh (date: Date, second: number): void {
   cachedSecond = second
 }
 
-/**
- * The text of `date` made by its own methods, as morgan makes it. The token's text counts as
- * safe in a line: what stubbed methods return is escaped here (morgan writes it raw).
- */
+/** The text of `date` made by its own methods, as morgan makes it. */
 function dateText (date: Date, format: unknown): string | undefined {
   switch (format || 'web') {
-    case 'clf': return escapeLogField(formatClfDate(date))
-    case 'web': return escapedText(date.toUTCString())
-    case 'iso': return escapedText(date.toISOString())
+    case 'clf': return formatClfDate(date)
+    case 'web': return date.toUTCString()
+    case 'iso': return date.toISOString()
     default: return undefined
   }
-}
-
-/** A string escaped; anything else a stub returned as it is (the line prints it as morgan's does). */
-function escapedText (value: unknown): string {
-  return (typeof value === 'string' ? escapeLogField(value) : value) as string
 }
 
 /**

@@ -436,16 +436,29 @@ describe(':pid', () => {
     assert.equal(await line(':pid', get()), String(process.pid))
   })
 
-  it('escapes a process id that is not a number (a stub\'s), the token counting as safe in a line', () => {
+  it('escapes a stubbed process id or date once, on every path a line takes', () => {
     const real = Object.getOwnPropertyDescriptor(process, 'pid') as PropertyDescriptor
-    const format = logger.compile(':pid')
-    Object.defineProperty(process, 'pid', { value: '1"\n2', configurable: true })
+    const proto = Date.prototype as unknown as Record<string, unknown>
+    const realWeb = proto.toUTCString
+    const forged = '1"\n2'
+    Object.defineProperty(process, 'pid', { value: forged, configurable: true })
+    proto.toUTCString = () => forged
+    const req = { headers: {} } as never
+    const res = {} as never
+    const table = (logger as unknown as Record<symbol, Record<string, (req: never, res: never) => unknown>>)[Symbol.for('foyer.logger.tokens')] as Record<string, (req: never, res: never) => unknown>
     try {
-      assert.equal(format(logger as never, {} as never, {} as never), '1\\"\\n2')
+      for (const name of ['pid', 'date']) {
+        const once = '1\\"\\n2'
+        assert.equal(logger.compile(`:${name}`)(logger as never, req, res), once, name)
+        assert.equal(logger.compile(`:${name}`)(Object.create(logger) as never, req, res), once, name)
+        assert.equal(table[name]?.(req, res), once, name)
+        assert.deepEqual(JSON.parse(logger.json({ one: `:${name}`, joined: `[:${name}]` })(logger as never, req, res)), { one: forged, joined: `[${forged}]` }, name)
+      }
     } finally {
       Object.defineProperty(process, 'pid', real)
+      proto.toUTCString = realWeb
     }
-    assert.equal(format(logger as never, {} as never, {} as never), String(process.pid))
+    assert.equal(logger.compile(':pid')(logger as never, req, res), String(process.pid))
   })
 })
 
