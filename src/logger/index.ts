@@ -215,7 +215,8 @@ const REGISTRY = Symbol.for('foyer.logger.registry')
 const holder = globalThis as { [REGISTRY]?: Registry }
 const existing = holder[REGISTRY]
 const registry: Registry = existing ?? (holder[REGISTRY] = createRegistry())
-// A registry made by an earlier copy that did not show its wrappers' map to compiled formats.
+// The map from wrappers to functions, shown to compiled formats; also on a registry made by an
+// earlier copy that did not show it.
 if (!(UNWRAPPED in registry.rawTokens) && isWeakMap(registry.unwrapped)) {
   Object.defineProperty(registry.rawTokens, UNWRAPPED, { value: registry.unwrapped })
 }
@@ -225,7 +226,6 @@ function createRegistry (): Registry {
   Object.defineProperty(rawTokens, VERSION, { value: { count: 0 } satisfies DefinitionCount })
   const tokens = Object.create(null) as TokenIndexer
   const unwrapped = new WeakMap<AnyToken, AnyToken>()
-  Object.defineProperty(rawTokens, UNWRAPPED, { value: unwrapped })
   Object.defineProperty(tokens, RAW_TOKENS, { value: rawTokens })
   return { tokens, rawTokens, formats: Object.create(null) as Record<string, string | AnyFormat>, unwrapped }
 }
