@@ -405,9 +405,13 @@ function onError (this: BodySource, err?: unknown): void {
  * What an 'error' of the request stream becomes: request.aborted when the client went away (node
  * marks the request aborted, and its error is an ECONNRESET), the source's own verdict as it is,
  * and any other error of the stream itself (a stream standing in for the request that failed)
- * passed on as body-parser passes it, with status 400 unless it has its own.
+ * passed on as body-parser passes it, with status 400 unless it has its own. A text in place of
+ * an error (`destroy('upstream failed')`) is the message of a 400, as in body-parser. Any other
+ * value that is not an object is request.aborted: body-parser takes a falsy one for the end of
+ * the body, and would parse what came before it as if it were all.
  */
 function sourceError (source: BodySource, err: unknown, state: ReadState): BodyError {
+  if (typeof err === 'string' && err !== '' && (source as { aborted?: unknown }).aborted !== true) return streamFailed(err)
   if (err === null || typeof err !== 'object') return requestAborted(state.wire, state.expected)
   if (passedOn.has(err)) return err as BodyError
   if (aborts.has(err) || (source as { aborted?: unknown }).aborted === true || (err as { code?: unknown }).code === 'ECONNRESET') {

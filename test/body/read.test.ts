@@ -224,6 +224,31 @@ describe('aborted requests', () => {
     assert.equal(theirs.error?.type, undefined)
   })
 
+  it('a text emitted in place of an error is the message of a 400, as body-parser makes it; another value that is not an object is request.aborted, where body-parser reads the body as ended', async () => {
+    const emitted = async (mw: unknown, value: unknown): Promise<Seen> => {
+      const path = server.mount(mw, (req) => { req.once('data', () => { req.emit('error', value) }) })
+      const observed = server.observe(path)
+      const socket = await rawSocket(server.port)
+      socket.write(requestHead(path, { ...JSON_HEADERS, 'transfer-encoding': 'chunked' }) + '7\r\n{"a":1}\r\n')
+      // (body-parser answers once the request has finished, or its connection closed)
+      await delay(50)
+      socket.destroy()
+      return await within(observed, String(value))
+    }
+    const ours = await emitted(json(), 'upstream failed')
+    const theirs = await emitted(bodyParser.json(), 'upstream failed')
+    assert.deepEqual([ours.error?.name, ours.error?.message, ours.error?.status, ours.error?.expose, ours.error?.stackHead],
+      [theirs.error?.name, theirs.error?.message, theirs.error?.status, theirs.error?.expose, theirs.error?.stackHead])
+    assert.equal(ours.error?.message, 'upstream failed')
+    // (body-parser leaves `type` unset; README: foyer gives every error a type)
+    assert.equal(ours.error?.type, 'entity.parse.failed')
+    for (const value of [undefined, 0, '', false]) {
+      assert.equal((await emitted(json(), value)).error?.type, 'request.aborted', String(value))
+    }
+    // body-parser parses what came before such a value as the whole body
+    assert.deepEqual((await emitted(bodyParser.json(), undefined)).error, undefined)
+  })
+
   it('an error of its own keeps its status and type', async () => {
     const path = server.mount(json(), (req) => {
       req.once('data', () => { req.emit('error', Object.assign(new Error('gateway'), { status: 502, type: 'upstream.failed' })) })
