@@ -404,7 +404,10 @@ function writtenAtExit (stream: object): boolean {
 function exitDescriptor (stream: EventSource): number | undefined {
   if (writtenAtExit(stream)) {
     if (typeof stream.fd === 'number' && stream.fd >= 0) return stream.fd
-    // A file stream still opening: its open will never complete now, so open it here.
+    // A file stream still opening: its open, held up behind other work of node's thread pool,
+    // has not run yet, so open it here. (Node's thread pool still carries that open out as the
+    // process ends: one that truncates the file, as the default flags 'w' do, empties it again
+    // after the lines are written. Nothing here can stop it.)
     const file: EventSource = stream
     if (stream instanceof WriteStream && file.pending === true && (typeof file.path === 'string' || Buffer.isBuffer(file.path))) {
       const flags = typeof file.flags === 'string' || typeof file.flags === 'number' ? file.flags : 'w'

@@ -1585,6 +1585,34 @@ describe('lines at exit', () => {
     }
   })
 
+  it('reach a file stream whose open waits behind other work of node\'s thread pool, with the flag \'a\'; with \'w\' the stream\'s own open, carried out as the process ends, empties the file (README)', async () => {
+    const dir = tempDir()
+    try {
+      const found: Record<string, string> = {}
+      for (const flags of ['a', 'w']) {
+        const file = join(dir, `${flags}.log`)
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/busy-pool-exit.ts'], {
+          env: { ...process.env, LOG_FILE: file, FLAGS: flags, UV_THREADPOOL_SIZE: '1' },
+          stdio: ['ignore', 'ignore', 'pipe']
+        })
+        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+        try {
+          const port = await portOf(child)
+          await request(port, { path: '/x' }).catch(() => undefined)
+          assert.equal(await exited, 0)
+          // the case this is about: the stream had not opened its file when the process exited
+          assert.match(stderrOf(child), /pending true/)
+          found[flags] = readFileSync(file, 'utf8')
+        } finally {
+          child.kill()
+        }
+      }
+      assert.deepEqual(found, { a: 'GET /x 200\n', w: '' })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('reach a full pipe as whole lines only, when it takes some but not all', () => {
     // A FIFO filled to capacity, then one page of it read: room for 4096 bytes and no more. Lines
     // of 100 bytes do not fill that room exactly; the write gives up (EAGAIN) after whole lines.
