@@ -643,10 +643,13 @@ describe('writers that are not node\'s streams', () => {
     const dir = tempDir()
     const path = join(dir, 'hex.log')
     const file = createWriteStream(path, { encoding: 'hex' })
+    // (the file exists once it is open: read below, it may not be yet on a busy machine)
+    const opened = once(file, 'open')
     const log = logger(':url', { stream: file })
     const server = await serve([log as Middleware], answer())
     try {
       await sendAll(server.port, ['/a', '/b', '/c'])
+      await opened
       await settle(50)
       assert.equal(log.dropped, 0)
       assert.deepEqual(watch.warnings.filter((w) => /foyer/.test(w.message)).map((w) => w.message), [])
