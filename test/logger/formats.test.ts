@@ -90,6 +90,30 @@ describe('the legacy default format', () => {
     `])
     assert.match(stdout, /DeprecationWarning: foyer\/logger: default format: use combined format/)
   })
+
+  it('is logger.default, read with the warning and assigned to redefine it, as morgan.default', async () => {
+    // (in a process of its own: assigning it redefines the format for every logger made later)
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', '-e', `
+      const http = require('node:http')
+      const { logger } = require('./src/index.ts')
+      const morgan = require('morgan')
+      process.on('warning', (w) => console.log(w.name + ': ' + w.message))
+      console.log('same text ' + (logger.default === morgan.default))
+      logger.default = ':method :url default'
+      morgan.default = ':method :url default'
+      const lines = []
+      const ours = logger({ stream: { write (l) { lines.push('ours ' + l) } } })
+      const theirs = morgan({ stream: { write (l) { lines.push('theirs ' + l) } } })
+      const server = http.createServer((req, res) => ours(req, res, () => theirs(req, res, () => res.end('ok'))))
+      server.listen(0, '127.0.0.1', async () => {
+        await (await fetch('http://127.0.0.1:' + server.address().port + '/d')).text()
+        setTimeout(() => { for (const line of lines.sort()) process.stdout.write(line); server.close() }, 50)
+      })
+    `])
+    assert.match(stdout, /same text true/)
+    assert.match(stdout, /DeprecationWarning: foyer\/logger: default format: use combined format/)
+    assert.match(stdout, /^ours GET \/d default\ntheirs GET \/d default\n/m)
+  })
 })
 
 describe('the dev format', () => {
