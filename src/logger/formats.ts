@@ -7,7 +7,7 @@ import type { Unwrap } from './json.js'
 import { headersSent } from './tokens.js'
 
 type Format = string | ((tokens: never, req: never, res: ServerResponse) => unknown)
-type Compile = (format: string) => (tokens: never, req: never, res: never) => string
+type Compile = (format: string) => (tokens: never, req: never, res: ServerResponse) => string
 
 /** The predefined format strings, as morgan 1.12 defines them. */
 export const FORMATS: Readonly<Record<string, string>> = {
@@ -28,11 +28,12 @@ export function statusColor (status: number | undefined): number {
 /**
  * The dev format: `:status` coloured by class, each colour's format compiled once. With
  * NO_COLOR set to a non-empty value when the module loads (https://no-color.org), as in morgan,
- * a plain format without escape sequences.
+ * a plain format without escape sequences, compiled: `logger.dev` is a function either way, as
+ * `morgan.dev` is.
  */
 export function devFormat (compile: Compile, noColor: boolean): Format {
-  if (noColor) return ':method :url :status :response-time ms - :res[content-length]'
-  const byColor = new Map<number, (tokens: never, req: never, res: never) => string>()
+  if (noColor) return compile(':method :url :status :response-time ms - :res[content-length]')
+  const byColor = new Map<number, (tokens: never, req: never, res: ServerResponse) => string>()
   const dev = function developmentFormatLine (tokens: never, req: never, res: ServerResponse): string {
     const color = statusColor(headersSent(res) ? res.statusCode : undefined)
     let fn = byColor.get(color)

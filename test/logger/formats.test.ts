@@ -150,9 +150,10 @@ describe('the dev format', () => {
     assert.equal(ours, '\x1b[0mGET /gone \x1b[0m-\x1b[0m - ms - -\x1b[0m')
   })
 
-  it('has no escape sequences when NO_COLOR is set, like morgan', async () => {
+  it('has no escape sequences when NO_COLOR is set, like morgan, and logger.dev is a function as morgan.dev is', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/dev-lines.ts'], { env: { ...process.env, NO_COLOR: '1' } })
-    const { ours, theirs } = JSON.parse(stdout) as { ours: string[], theirs: string[] }
+    const { ours, theirs, kinds } = JSON.parse(stdout) as { ours: string[], theirs: string[], kinds: unknown }
+    assert.deepEqual(kinds, { ours: 'function', theirs: 'function' })
     assert.deepEqual(ours, theirs)
     assert.equal(ours.length, 2)
     assert.match(ours[0] ?? '', /^GET \/404 404 \d+\.\d{3} ms - 4\n$/)
