@@ -632,14 +632,23 @@ export class Sink implements Output, Flushable {
     // (what the app destroyed the stream with is not written either)
     if (this.dead || stream.destroyed === true) return
     if (!this.batched) {
-      for (const line of this.takeQueue()) stream.write(line as string)
+      this.writeEach()
       return
     }
-    const taken = this.owners.length === 0 ? undefined : this.takeBatch()
+    const owners = this.owners
+    const counts = this.counts
+    const taken = owners.length === 0 ? undefined : this.takeBatch()
     const fd = hasOwnWrite(stream) ? undefined : (this.exitFd ??= exitDescriptor(stream))
     if (fd === undefined || Array.isArray(taken)) {
-      // as any other batch: the lines as text, or the bytes the sink encoded in the stream's encoding
-      if (taken !== undefined) this.send(taken)
+      // as any other batch: the lines as text, or the bytes the sink encoded in the stream's
+      // encoding; counted as dropped if the stream throws, as in writeHeld
+      if (taken === undefined) return
+      try {
+        this.send(taken)
+      } catch (err) {
+        this.countDropped(owners, counts)
+        this.report(err)
+      }
       return
     }
     // nothing of this sink's left to write (its last batch was written)
@@ -707,6 +716,24 @@ export class Sink implements Output, Flushable {
    * never emits, and meet an ended stream. The stream buffers what it cannot write yet, as it
    * did every line morgan gave it.
    */
+  /**
+   * Writes the queued lines of a sink that writes them one by one: a line whose write() throws is
+   * counted as dropped, and the lines after it are still written.
+   */
+  private writeEach (): void {
+    const owners = this.owners
+    const counts = this.counts
+    const queue = this.takeQueue()
+    for (let i = 0; i < queue.length; i++) {
+      try {
+        this.stream.write(queue[i] as string)
+      } catch (err) {
+        this.countDropped(owners[i] as Owner, counts[i] as number)
+        this.report(err)
+      }
+    }
+  }
+
   writeHeld (): void {
     if (this.waiting) {
       this.waiting = false
@@ -720,15 +747,7 @@ export class Sink implements Output, Flushable {
     const counts = this.counts
     shared.holding.delete(this)
     if (!this.batched) {
-      const queue = this.takeQueue()
-      for (let i = 0; i < queue.length; i++) {
-        try {
-          this.stream.write(queue[i] as string)
-        } catch (err) {
-          this.countDropped(owners[i] as Owner, counts[i] as number)
-          this.report(err)
-        }
-      }
+      this.writeEach()
       return
     }
     // The buffer is not reused. A failed write's lines are counted here, as a batch's are.

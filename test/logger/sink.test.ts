@@ -1616,6 +1616,16 @@ describe('lines at exit', () => {
     }
   })
 
+  it('reach a stream written line by line even when its write() throws for one of them: that line is counted in dropped, and the lines after it are written (a list of lines for a stream decoding base64 is counted whole)', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/throwing-write-exit.ts'])
+    // /r1 was being written when the process exited; /r2 to /r4 waited for the 'drain'
+    assert.deepEqual(JSON.parse(stdout), { got: ['/r1\n', '/r3\n', '/r4\n'], dropped: 1 })
+    // lines waiting as a list, for a stream decoding them as base64: the list is counted
+    const listed = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/throwing-write-exit.ts'], { env: { ...process.env, MODE: 'base64' } })
+    const { got, dropped } = JSON.parse(listed.stdout) as { got: string[], dropped: number }
+    assert.deepEqual([got.length, dropped], [1, 3])
+  })
+
   it('reach a full pipe as whole lines only, when it takes some but not all', () => {
     // A FIFO filled to capacity, then one page of it read: room for 4096 bytes and no more. Lines
     // of 100 bytes do not fill that room exactly; the write gives up (EAGAIN) after whole lines.
