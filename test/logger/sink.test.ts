@@ -1569,11 +1569,13 @@ describe('lines at exit', () => {
     assert.equal(logged, 'arrived GET /last\ndone GET /last 200\n')
   })
 
-  it('reach a file stream still opening, from two loggers, one with the buffer option: the file is opened once', async () => {
-    const dir = tempDir()
-    const file = join(dir, 'access.log')
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/opening-file-exit.ts'], {
-      env: { ...process.env, LOG_FILE: file },
+  /**
+   * Runs a fixture server that logs to the file LOG_FILE and exits after its first request; one
+   * request to /x. Resolves with its stderr once it exited with 0.
+   */
+  async function exitAfterRequest (fixture: string, env: Record<string, string>): Promise<string> {
+    const child = spawn(process.execPath, ['--import', 'tsx', `test/logger/fixtures/${fixture}`], {
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'pipe']
     })
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
@@ -1581,9 +1583,19 @@ describe('lines at exit', () => {
       const port = await portOf(child)
       await request(port, { path: '/x' }).catch(() => undefined)
       assert.equal(await exited, 0)
-      assert.equal(readFileSync(file, 'utf8'), 'A /x\nB /x\n')
+      return stderrOf(child)
     } finally {
       child.kill()
+    }
+  }
+
+  it('reach a file stream still opening, from two loggers, one with the buffer option: the file is opened once', async () => {
+    const dir = tempDir()
+    const file = join(dir, 'access.log')
+    try {
+      await exitAfterRequest('opening-file-exit.ts', { LOG_FILE: file })
+      assert.equal(readFileSync(file, 'utf8'), 'A /x\nB /x\n')
+    } finally {
       rmSync(dir, { recursive: true, force: true })
     }
   })
@@ -1594,21 +1606,10 @@ describe('lines at exit', () => {
       const found: Record<string, string> = {}
       for (const flags of ['a', 'w']) {
         const file = join(dir, `${flags}.log`)
-        const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/busy-pool-exit.ts'], {
-          env: { ...process.env, LOG_FILE: file, FLAGS: flags, UV_THREADPOOL_SIZE: '1' },
-          stdio: ['ignore', 'ignore', 'pipe']
-        })
-        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-        try {
-          const port = await portOf(child)
-          await request(port, { path: '/x' }).catch(() => undefined)
-          assert.equal(await exited, 0)
-          // the case this is about: the stream had not opened its file when the process exited
-          assert.match(stderrOf(child), /pending true/)
-          found[flags] = readFileSync(file, 'utf8')
-        } finally {
-          child.kill()
-        }
+        const stderr = await exitAfterRequest('busy-pool-exit.ts', { LOG_FILE: file, FLAGS: flags, UV_THREADPOOL_SIZE: '1' })
+        // the case this is about: the stream had not opened its file when the process exited
+        assert.match(stderr, /pending true/)
+        found[flags] = readFileSync(file, 'utf8')
       }
       assert.deepEqual(found, { a: 'GET /x 200\n', w: '' })
     } finally {
