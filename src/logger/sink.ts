@@ -641,7 +641,8 @@ export class Sink implements Output, Flushable {
     const fd = hasOwnWrite(stream) ? undefined : (this.exitFd ??= exitDescriptor(stream))
     if (fd === undefined || Array.isArray(taken)) {
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's
-      // encoding; counted as dropped if the stream throws, as in writeHeld
+      // encoding; all counted as dropped if the stream throws, as in flush and writeHeld (a list's
+      // lines handed over before the one that threw too)
       if (taken === undefined) return
       try {
         this.send(taken)
@@ -711,12 +712,6 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * Hands everything held to the stream at once, ahead of its end(): lines of responses already
-   * answered would otherwise wait for the next batch, or for a 'drain' that an ending stream
-   * never emits, and meet an ended stream. The stream buffers what it cannot write yet, as it
-   * did every line morgan gave it.
-   */
-  /**
    * Writes the queued lines of a sink that writes them one by one: a line whose write() throws is
    * counted as dropped, and the lines after it are still written.
    */
@@ -734,6 +729,12 @@ export class Sink implements Output, Flushable {
     }
   }
 
+  /**
+   * Hands everything held to the stream at once, ahead of its end(): lines of responses already
+   * answered would otherwise wait for the next batch, or for a 'drain' that an ending stream
+   * never emits, and meet an ended stream. The stream buffers what it cannot write yet, as it
+   * did every line morgan gave it.
+   */
   writeHeld (): void {
     if (this.waiting) {
       this.waiting = false
