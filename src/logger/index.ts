@@ -176,9 +176,9 @@ export interface Logger {
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | ObjectFormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** @deprecated use `logger(format, options)`. */
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(options: LegacyLoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
-  /** Defines the token `:name`, replacing any token of that name. Returns the logger. */
+  /** Defines the token `:name`, replacing any token of that name. Returns the logger (the object it is called on, as morgan's). */
   token: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fn: TokenFn<Req, Res>) => Logger
-  /** Defines the named format `name`, replacing any format of that name. Returns the logger. */
+  /** Defines the named format `name`, replacing any format of that name. Returns the logger (the object it is called on, as morgan's). */
   format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | ObjectFormatFn<Req, Res>) => Logger
   /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
   compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
@@ -261,7 +261,16 @@ function mirror (name: string, value: unknown): void {
   Object.defineProperty(logger, name, { configurable: true, enumerable: true, writable: true, value })
 }
 
-function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fn: TokenFn<Req, Res>): Logger {
+/**
+ * What `token()` and `format()` return: the object they were called on, as morgan's `return this`
+ * (a wrapper that copied the methods, as koa-morgan's does, chains on itself), or the logger when
+ * called without one.
+ */
+function chained (self: unknown): Logger {
+  return typeof self === 'function' || (typeof self === 'object' && self !== null) ? self as Logger : logger
+}
+
+function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (this: unknown, name: string, fn: TokenFn<Req, Res>): Logger {
   if (typeof name !== 'string') throw new TypeError('argument name must be a string')
   if (typeof fn !== 'function') throw new TypeError('argument fn must be a function')
   // A token read back from the table (`logger.url`, `tokens.url`) and registered again, to
@@ -283,15 +292,15 @@ function token<Req extends IncomingMessage = IncomingMessage, Res extends Server
   if (typeof counted?.count === 'number') counted.count++
   registry.tokens[name] = wrapped as TokenFn
   mirror(name, wrapped)
-  return logger
+  return chained(this)
 }
 
-function format<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (name: string, fmt: string | ObjectFormatFn<Req, Res>): Logger {
+function format<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (this: unknown, name: string, fmt: string | ObjectFormatFn<Req, Res>): Logger {
   if (typeof name !== 'string') throw new TypeError('argument name must be a string')
   if (typeof fmt !== 'string' && typeof fmt !== 'function') throw new TypeError('argument format must be a string or a function')
   registry.formats[name] = fmt as string | AnyFormat
   mirror(name, fmt)
-  return logger
+  return chained(this)
 }
 
 function compile<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (fmt: string): (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string {

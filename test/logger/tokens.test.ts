@@ -489,6 +489,23 @@ describe('logger.token(name, fn)', () => {
     assert.equal(await line(':request-id :method', get('/', { 'x-request-id': 'r-42' })), 'r-42 GET')
   })
 
+  it('returns the object it is called on, as morgan\'s token() and format() do: a wrapper that copied them chains on itself (koa-morgan)', async () => {
+    const returned = (lib: { token: unknown, format: unknown }): unknown[] => {
+      const fn: TokenFn = (req) => String(req.headers['x-wrapped'] ?? '')
+      const token = lib.token as (this: unknown, name: string, fn: TokenFn) => unknown
+      const format = lib.format as (this: unknown, name: string, fmt: string) => unknown
+      const wrapper = { token, format }
+      return [wrapper.token('wrapped', fn) === wrapper, wrapper.format('wrapped-format', ':wrapped :method') === wrapper, token.call(lib, 'wrapped', fn) === lib, format.call(lib, 'wrapped-format', ':wrapped :method') === lib]
+    }
+    assert.deepEqual(returned(logger), [true, true, true, true])
+    assert.deepEqual(returned(morgan), [true, true, true, true])
+    // (called without an object, it gives the logger, where morgan's gives undefined)
+    const { token } = logger
+    assert.equal(token('wrapped', (req) => String(req.headers['x-wrapped'] ?? '')), logger)
+    // the token and the format are defined all the same
+    assert.equal(await line('wrapped-format', get('/', { 'x-wrapped': 'w-1' })), 'w-1 GET')
+  })
+
   it('passes the bracketed argument, and no argument when there is none', async () => {
     const seen: unknown[][] = []
     const fn = (...args: unknown[]): string => { seen.push(args.slice(2)); return 'v' }
