@@ -1,6 +1,6 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isWeakMap } from 'node:util/types'
+import { isModuleNamespaceObject, isWeakMap } from 'node:util/types'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
@@ -264,10 +264,12 @@ function mirror (name: string, value: unknown): void {
 /**
  * What `token()` and `format()` return: the object they were called on, as morgan's `return this`
  * (a wrapper that copied the methods, as koa-morgan's does, chains on itself), or the logger when
- * called without one.
+ * called without one, or through an ES module's namespace (`import * as log`, `log.token(...)`),
+ * where morgan's return the namespace, which the next call in a chain cannot use.
  */
 function chained (self: unknown): Logger {
-  return typeof self === 'function' || (typeof self === 'object' && self !== null) ? self as Logger : logger
+  if (typeof self === 'function') return self as Logger
+  return typeof self === 'object' && self !== null && !isModuleNamespaceObject(self) ? self as Logger : logger
 }
 
 function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (this: unknown, name: string, fn: TokenFn<Req, Res>): Logger {

@@ -31,6 +31,9 @@ assert.deepEqual([token, format, compile], [logger.token, logger.format, logger.
 assert.deepEqual([loggerModule.token, loggerModule.format, loggerModule.compile], [token, format, compile])
 assert.equal(token('imported-alone', () => 'alone'), logger)
 assert.equal(format('imported-alone', ':imported-alone'), logger)
+// called through the namespace, they return the logger, not the namespace, so a chain goes on
+assert.equal(loggerModule.token('through-namespace', () => 'namespace'), logger)
+assert.equal(loggerModule.format('through-namespace', ':through-namespace'), logger)
 assert.equal(compile('[:imported-alone]')(logger, {}, {}), '[alone]')
 assert.equal(require('foyer/logger').compile(':imported-alone')(logger, {}, {}), 'alone')
 
