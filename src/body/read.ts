@@ -407,9 +407,8 @@ function onError (this: BodySource, err?: unknown): void {
  * and any other error of the stream itself (a stream standing in for the request that failed)
  * passed on as body-parser passes it, with status 400 unless it has its own. A text in place of
  * an error (`emit('error', 'upstream failed')` from a stand-in) is the message of a 400, as in
- * body-parser. Any other
- * value that is not an object is request.aborted: body-parser takes a falsy one for the end of
- * the body, and would parse what came before it as if it were all.
+ * body-parser. Any other value that is not an object is request.aborted: body-parser takes a
+ * falsy one for the end of the body, and would parse what came before it as if it were all.
  */
 function sourceError (source: BodySource, err: unknown, state: ReadState): BodyError {
   if (typeof err === 'string' && err !== '' && (source as { aborted?: unknown }).aborted !== true) return streamFailed(err)

@@ -176,9 +176,9 @@ export interface Logger {
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | ObjectFormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** @deprecated use `logger(format, options)`. */
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(options: LegacyLoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
-  /** Defines the token `:name`, replacing any token of that name. Returns the logger (the object it is called on, as morgan's). */
+  /** Defines the token `:name`, replacing any token of that name. Returns the logger, or the object it is called on (as morgan's). */
   token: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fn: TokenFn<Req, Res>) => Logger
-  /** Defines the named format `name`, replacing any format of that name. Returns the logger (the object it is called on, as morgan's). */
+  /** Defines the named format `name`, replacing any format of that name. Returns the logger, or the object it is called on (as morgan's). */
   format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | ObjectFormatFn<Req, Res>) => Logger
   /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
   compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
