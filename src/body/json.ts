@@ -77,7 +77,8 @@ function strictViolation (text: string, char: string | undefined): SyntaxError {
   } catch (err) {
     if (err instanceof SyntaxError) {
       const message = err.message.replace(/#+/g, (run) => text.slice(index, index + run.length))
-      if (err.stack !== undefined) err.stack = err.stack.replace(err.message, message)
+      // (a function: a `$` the body put in the message is not read as a replacement pattern)
+      if (err.stack !== undefined) err.stack = err.stack.replace(err.message, () => message)
       err.message = message
       return err
     }

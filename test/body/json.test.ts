@@ -107,6 +107,15 @@ describe('json() reviver', () => {
     assert.equal(seen.error?.message, 'bad date')
   })
 
+  it('a syntax error\'s stack starts with its message for a body starting with $, refused by strict or by JSON.parse (README: body-parser reads `$\'` in it as a pattern)', async () => {
+    for (const [options, body] of [[{}, '$x'], [{}, '$\'$&'], [{ strict: false }, '$x'], [{}, '{"a":$x}']] as const) {
+      const seen = await send(server, server.mount(json(options)), { headers: JSON_HEADERS, body })
+      assert.equal(seen.error?.type, 'entity.parse.failed', body)
+      assert.match(seen.error?.message ?? '', /\$/, body)
+      assert.equal(seen.error?.stackHead, `SyntaxError: ${seen.error?.message ?? ''}`, body)
+    }
+  })
+
   it('an error the reviver throws keeps the stack it was made with: its first line names the error as it was thrown, before its own name was dropped', async () => {
     class ValidationError extends Error {
       constructor (message: string) { super(message); this.name = 'ValidationError' }
