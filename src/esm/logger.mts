@@ -12,8 +12,8 @@ export type Morgan<Req extends IncomingMessage = IncomingMessage, Res extends Se
 // morgan's `token`, `format` and `compile`, which Node.js finds among its CommonJS exports, are
 // named exports too, and so is foyer's `json`, which the CommonJS entry's declarations (read for
 // imports under some bundler setups) let code import. They are the logger's own functions, and
-// work called on their own: `token` and `format` return the object they are called on (see
-// index.ts), or the logger when that is none, or this module's namespace (`import * as log`).
+// work called on their own: `token` and `format` return the function they are called on (see
+// index.ts), or else the logger (called alone, or through this module's namespace).
 /** `logger.token(name, fn)`: defines the token `:name`. Returns the logger. */
 export const token: Logger['token'] = logger.token
 /** `logger.format(name, format)`: defines the named format `name`. Returns the logger. */

@@ -1,6 +1,6 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { isModuleNamespaceObject, isWeakMap } from 'node:util/types'
+import { isWeakMap } from 'node:util/types'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount } from './compile.js'
@@ -176,9 +176,9 @@ export interface Logger {
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string | ObjectFormatFn<Req, Res>, options?: LoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
   /** @deprecated use `logger(format, options)`. */
   <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(options: LegacyLoggerOptions<Req, Res>): LoggerMiddleware<Req, Res>
-  /** Defines the token `:name`, replacing any token of that name. Returns the logger, or the object it is called on (as morgan's). */
+  /** Defines the token `:name`, replacing any token of that name. Returns the logger, or the function it is called on (as morgan's). */
   token: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fn: TokenFn<Req, Res>) => Logger
-  /** Defines the named format `name`, replacing any format of that name. Returns the logger, or the object it is called on (as morgan's). */
+  /** Defines the named format `name`, replacing any format of that name. Returns the logger, or the function it is called on (as morgan's). */
   format: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(name: string, fmt: string | ObjectFormatFn<Req, Res>) => Logger
   /** Compiles a format string into a format function. Throws a TypeError for a non-string. */
   compile: <Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse>(format: string) => (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
@@ -262,14 +262,14 @@ function mirror (name: string, value: unknown): void {
 }
 
 /**
- * What `token()` and `format()` return: the object they were called on, as morgan's `return this`
- * (a wrapper that copied the methods, as koa-morgan's does, chains on itself), or the logger when
- * called without one, or through an ES module's namespace (`import * as log`, `log.token(...)`),
- * where morgan's return the namespace, which the next call in a chain cannot use.
+ * What `token()` and `format()` return: the function they were called on, as morgan's `return
+ * this` (a wrapper function that copied the methods, as koa-morgan's does, chains on itself), or
+ * else the logger. morgan's return any object they are called on, among them the namespace of
+ * `import * as log` (node's, or the plain object TypeScript and bundlers make for it in CommonJS
+ * output), which the next call in a chain (`log.token(...)('tiny')`) cannot use.
  */
 function chained (self: unknown): Logger {
-  if (typeof self === 'function') return self as Logger
-  return typeof self === 'object' && self !== null && !isModuleNamespaceObject(self) ? self as Logger : logger
+  return typeof self === 'function' ? self as Logger : logger
 }
 
 function token<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (this: unknown, name: string, fn: TokenFn<Req, Res>): Logger {

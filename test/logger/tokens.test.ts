@@ -489,19 +489,33 @@ describe('logger.token(name, fn)', () => {
     assert.equal(await line(':request-id :method', get('/', { 'x-request-id': 'r-42' })), 'r-42 GET')
   })
 
-  it('returns the object it is called on, as morgan\'s token() and format() do: a wrapper that copied them chains on itself (koa-morgan)', async () => {
+  it('returns the function it is called on, as morgan\'s token() and format() do: a wrapper function that copied them chains on itself (koa-morgan); called on anything else, the logger', async () => {
+    type Token = (this: unknown, name: string, fn: TokenFn) => unknown
+    type Format = (this: unknown, name: string, fmt: string) => unknown
+    const fn: TokenFn = (req) => String(req.headers['x-wrapped'] ?? '')
     const returned = (lib: { token: unknown, format: unknown }): unknown[] => {
-      const fn: TokenFn = (req) => String(req.headers['x-wrapped'] ?? '')
-      const token = lib.token as (this: unknown, name: string, fn: TokenFn) => unknown
-      const format = lib.format as (this: unknown, name: string, fmt: string) => unknown
-      const wrapper = { token, format }
-      return [wrapper.token('wrapped', fn) === wrapper, wrapper.format('wrapped-format', ':wrapped :method') === wrapper, token.call(lib, 'wrapped', fn) === lib, format.call(lib, 'wrapped-format', ':wrapped :method') === lib]
+      const token = lib.token as Token
+      const format = lib.format as Format
+      // koa-morgan's export: a function of its own, given morgan's token and format
+      const wrapper = Object.assign(function wrapped (): void {}, { token, format })
+      // what `import * as log` makes in CommonJS output: an object with the module's properties
+      const namespace = { token, format, default: lib }
+      return [
+        wrapper.token('wrapped', fn) === wrapper,
+        wrapper.format('wrapped-format', ':wrapped :method') === wrapper,
+        token.call(lib, 'wrapped', fn) === lib,
+        namespace.token('wrapped', fn),
+        namespace.format('wrapped-format', ':wrapped :method')
+      ]
     }
-    assert.deepEqual(returned(logger), [true, true, true, true])
-    assert.deepEqual(returned(morgan), [true, true, true, true])
-    // (called without an object, it gives the logger, where morgan's gives undefined)
+    assert.deepEqual(returned(logger), [true, true, true, logger, logger])
+    // (morgan's give back the object, which a chain cannot call)
+    const theirs = returned(morgan)
+    assert.deepEqual(theirs.slice(0, 3), [true, true, true])
+    assert.equal(typeof theirs[3], 'object')
+    // called on its own, the logger (morgan's: undefined)
     const { token } = logger
-    assert.equal(token('wrapped', (req) => String(req.headers['x-wrapped'] ?? '')), logger)
+    assert.equal(token('wrapped', fn), logger)
     // the token and the format are defined all the same
     assert.equal(await line('wrapped-format', get('/', { 'x-wrapped': 'w-1' })), 'w-1 GET')
   })
