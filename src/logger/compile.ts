@@ -78,7 +78,7 @@ export const TOKENS: unique symbol = Symbol.for('foyer.logger.tokens') as never
  * passed over for the function registered: a structured line escapes the value its own way.
  */
 export function callToken (tokens: TokenLookup, call: TokenCall, req: IncomingMessage, res: ServerResponse, self: TokenLookup = tokens,
-  unwrap?: WeakMap<object, (...args: unknown[]) => unknown>): unknown {
+  unwrap?: Unwrapping): unknown {
   const fn = tokens[call.name]
   if (typeof fn !== 'function') return callResolved(undefined, call, req, res, self)
   return callResolved(unwrap?.get(fn) ?? fn as (...args: unknown[]) => unknown, call, req, res, self)

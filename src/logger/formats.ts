@@ -1,9 +1,8 @@
 // The predefined formats, registered through the public `format()`.
 import type { ServerResponse } from 'node:http'
 import { declareUses, parseFormat } from './compile.js'
-import type { TokenCall } from './compile.js'
+import type { TokenCall, Unwrapping } from './compile.js'
 import { compileJson, JSON_FORMAT } from './json.js'
-import type { Unwrap } from './json.js'
 import { headersSent } from './tokens.js'
 
 type Format = string | ((tokens: never, req: never, res: ServerResponse) => unknown)
@@ -49,7 +48,7 @@ export function devFormat (compile: Compile, noColor: boolean): Format {
 }
 
 /** Registers every predefined format through `format`. */
-export function registerFormats (format: (name: string, fmt: Format) => unknown, compile: Compile, unwrapped: Unwrap): void {
+export function registerFormats (format: (name: string, fmt: Format) => unknown, compile: Compile, unwrapped: Unwrapping): void {
   for (const name of Object.keys(FORMATS)) format(name, FORMATS[name] as string)
   format('dev', devFormat(compile, Boolean(process.env.NO_COLOR)))
   format('json', compileJson(JSON_FORMAT, unwrapped) as unknown as Format)

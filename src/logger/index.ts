@@ -3,11 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isWeakMap } from 'node:util/types'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
-import type { DefinitionCount } from './compile.js'
+import type { DefinitionCount, Unwrapping } from './compile.js'
 import { escapeLogField } from './escape.js'
 import { registerFormats } from './formats.js'
 import { compileJson } from './json.js'
-import type { Unwrap } from './json.js'
 import type { JsonFormatSpec } from './json.js'
 import { hookBodyBytes, hookHeaders, whenDone } from './response.js'
 import { IntervalBuffer, reasonOf, sinkFor } from './sink.js'
@@ -310,7 +309,7 @@ function compile<Req extends IncomingMessage = IncomingMessage, Res extends Serv
 }
 
 function json<Req extends IncomingMessage = IncomingMessage, Res extends ServerResponse = ServerResponse> (spec: JsonFormatSpec): (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string {
-  return compileJson(spec, registry.unwrapped as Unwrap) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
+  return compileJson(spec, registry.unwrapped as Unwrapping) as unknown as (tokens: TokenIndexer<Req, Res>, req: Req, res: Res) => string
 }
 
 /** The format function for a format argument that is not a function. */
@@ -441,7 +440,7 @@ Object.defineProperty(logger, TOKENS, { value: registry.tokens })
 
 if (existing === undefined) {
   registerTokens(token as (name: string, fn: unknown) => unknown)
-  registerFormats(format as (name: string, fmt: unknown) => unknown, compileFormat as never, registry.unwrapped as Unwrap)
+  registerFormats(format as (name: string, fmt: unknown) => unknown, compileFormat as never, registry.unwrapped as Unwrapping)
 } else {
   // Another copy of this module registered everything: show it on this copy's function too.
   for (const name of Object.keys(registry.formats)) mirror(name, registry.formats[name])

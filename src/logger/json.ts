@@ -5,7 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isBoxedPrimitive, isDate, isMap, isRegExp, isSet } from 'node:util/types'
 import { callToken, declareUses, parseFormat, repeats, ResolvedCalls } from './compile.js'
-import type { FormatPart, TokenCall, TokenLookup } from './compile.js'
+import type { FormatPart, TokenCall, TokenLookup, Unwrapping } from './compile.js'
 import { flattened } from './flat.js'
 
 /**
@@ -134,11 +134,7 @@ function isNumeric (call: TokenCall): boolean {
   return (call.name === 'req' || call.name === 'res') && call.arg !== undefined && NUMERIC_HEADERS.has(call.arg.toLowerCase())
 }
 
-// The registry's escaping wrappers to the functions registered: the line escapes values the
-// JSON way, once.
-export type Unwrap = WeakMap<object, (...args: unknown[]) => unknown>
-
-function joinedValue (parts: readonly FormatPart[], table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrap): string {
+function joinedValue (parts: readonly FormatPart[], table: TokenLookup, req: IncomingMessage, res: ServerResponse, unwrap: Unwrapping): string {
   let text = ''
   for (const part of parts) {
     if (typeof part === 'string') { text += part; continue }
@@ -155,7 +151,7 @@ function joinedValue (parts: readonly FormatPart[], table: TokenLookup, req: Inc
  * escaping wrappers to the functions registered: a table other than the registry's (made from
  * it with `Object.create`, or copied with a spread) holds the wrappers.
  */
-export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrap): JsonFormat {
+export function compileJson (spec: JsonFormatSpec, unwrapped: Unwrapping): JsonFormat {
   // (a Map, a Set, a Date, a RegExp or a String object would give the same `{}` or letters on
   // every line; a module namespace or a class instance is a spec as any object)
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec) || isMap(spec) || isSet(spec) || isDate(spec) || isRegExp(spec) || isBoxedPrimitive(spec)) {
