@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import bytes from 'bytes'
 import typeis from 'type-is'
 import { BoundedCache } from '../cache.js'
+import { ownOption } from '../option.js'
 import type { BodySource } from './read.js'
 
 /**
@@ -164,6 +165,11 @@ export interface CommonSettings {
 // body-parser's default of '100kb'
 const DEFAULT_LIMIT = 102400
 
+// What is read when no options are given: nothing, not even from Object.prototype. body-parser
+// reads `options?.limit`, undefined when there are no options; an object literal in their place
+// would inherit whatever a prototype pollution put on Object.prototype.
+const NO_OPTIONS: BodyOptions<never, never, never> = Object.freeze(Object.create(null) as BodyOptions<never, never, never>)
+
 // The same handful of Content-Type headers arrive again and again: each middleware remembers
 // whether it takes each one (see cache.ts).
 const MATCH_CACHE_SIZE = 32
@@ -202,7 +208,7 @@ function sameItems (array: readonly unknown[], items: readonly unknown[]): boole
  * `charsetOption` tells a parser that takes `defaultCharset` as any charset name (json, text).
  */
 export function resolveCommon (options: BodyOptions<never, never, never> | undefined, defaultType: string, charsetOption = false): CommonSettings {
-  const given = options ?? {}
+  const given = options ?? NO_OPTIONS
   const limit = given.limit === undefined || given.limit === null ? DEFAULT_LIMIT : bytes.parse(given.limit)
   if (limit === null) {
     throw new TypeError(`option limit "${String(given.limit)}" is invalid`)
@@ -241,7 +247,7 @@ export interface JsonSettings {
 }
 
 export function resolveJson (options: JsonOptions<never, never> | undefined): JsonSettings {
-  const onProtoPoisoning = options?.onProtoPoisoning ?? 'error'
+  const onProtoPoisoning = ownOption(options, 'onProtoPoisoning') ?? 'error'
   if (onProtoPoisoning !== 'error' && onProtoPoisoning !== 'remove' && onProtoPoisoning !== 'ignore') {
     throw new TypeError('option onProtoPoisoning must be "error", "remove" or "ignore"')
   }

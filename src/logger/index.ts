@@ -1,6 +1,7 @@
 // logger(format, options) and its token / format / compile: a drop-in for morgan 1.12.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isWeakMap } from 'node:util/types'
+import { ownOption } from '../option.js'
 import { recordStartTime } from './clock.js'
 import { compileFormat, RAW_TOKENS, TOKENS, tokensUsedBy, UNWRAPPED, VERSION } from './compile.js'
 import type { DefinitionCount, Unwrapping } from './compile.js'
@@ -379,7 +380,8 @@ function createLogger (format?: unknown, options?: unknown): LoggerMiddleware {
   if (skip !== false && typeof skip !== 'function') throw new TypeError('option skip must be a function')
   const stream = (opts.stream || process.stdout) as LogStream
   if (typeof stream.write !== 'function') throw new TypeError('option stream must have a write method')
-  const maxPending: unknown = opts.maxPending === undefined ? DEFAULT_MAX_PENDING : opts.maxPending
+  const givenMaxPending = ownOption(opts, 'maxPending')
+  const maxPending: unknown = givenMaxPending === undefined ? DEFAULT_MAX_PENDING : givenMaxPending
   if (typeof maxPending !== 'number' || !(maxPending > 0)) throw new TypeError('option maxPending must be a positive number of bytes')
 
   const sink = sinkFor(stream)

@@ -248,6 +248,63 @@ describe('onProtoPoisoning', () => {
   })
 })
 
+/**
+ * Runs `make` with `values` put on Object.prototype, as a prototype pollution elsewhere in the
+ * application would, and takes them away again before anything else runs.
+ */
+function polluted<T> (values: Record<string, unknown>, make: () => T): T {
+  const proto = Object.prototype as Record<string, unknown>
+  try {
+    for (const [key, value] of Object.entries(values)) proto[key] = value
+    return make()
+  } finally {
+    for (const key of Object.keys(values)) Reflect.deleteProperty(proto, key)
+  }
+}
+
+describe('options and Object.prototype', () => {
+  const pollution = {
+    limit: '1b',
+    type: 'text/plain',
+    inflate: false,
+    defaultCharset: 'iso-8859-1',
+    verify: () => { throw new Error('polluted verify') }
+  }
+
+  it('reads nothing from Object.prototype when no options are given, as body-parser does', async () => {
+    // gzip bodies of the parser's own type, in UTF-8, with no charset named
+    const requests = {
+      json: { type: 'application/json', body: '{"a":"é"}', parsed: { a: 'é' } },
+      raw: { type: 'application/octet-stream', body: 'abc', parsed: { hex: '616263' } },
+      text: { type: 'text/plain', body: 'é', parsed: 'é' },
+      urlencoded: { type: 'application/x-www-form-urlencoded', body: 'a=é', parsed: { a: 'é' } }
+    }
+    for (const name of Object.keys(parsers) as Name[]) {
+      const [ours, theirs] = polluted(pollution, () => [parsers[name](), references[name]()])
+      const { type, body, parsed } = requests[name]
+      const seen = await compare(server, ours, theirs, { headers: { 'content-type': type, 'content-encoding': 'gzip' }, body: gzipSync(body) })
+      assert.deepEqual(seen.body, parsed, name)
+    }
+  })
+
+  it('reads inherited values from an options object, Object.prototype\'s too, as body-parser does', async () => {
+    const [ours, theirs] = polluted({ limit: '1b' }, () => [json({}), bodyParser.json({})])
+    const seen = await compare(server, ours, theirs, { headers: { 'content-type': 'application/json' }, body: '{"a":1}' })
+    assert.equal(seen.error?.type, 'entity.too.large')
+  })
+
+  it('never reads onProtoPoisoning, which only foyer has, from Object.prototype', async () => {
+    const body = '{"__proto__":{"x":1}}'
+    const headers = { 'content-type': 'application/json' }
+    const mw = polluted({ onProtoPoisoning: 'ignore' }, () => json({ limit: '1mb' }))
+    assert.equal((await send(server, server.mount(mw), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    assert.equal(polluted({ onProtoPoisoning: 'warn' }, () => attempt(() => json({}))), 'accepted')
+    // from any other object the options inherit from, it is read
+    const inherited = json(Object.create({ onProtoPoisoning: 'ignore' }) as object)
+    assert.deepEqual((await send(server, server.mount(inherited), { headers, body })).body, JSON.parse(body))
+  })
+})
+
 describe('options are read once', () => {
   it('changing the options object later changes nothing', async () => {
     const options: { limit: number | string, strict: boolean, type: string } = { limit: 5, strict: true, type: 'application/json' }

@@ -162,6 +162,23 @@ describe('the maxPending option', () => {
     }
     assert.equal(typeof logger('tiny', { stream: new LineCollector(), maxPending: 1024 }), 'function')
   })
+
+  it('is never read from Object.prototype, since only foyer has it, but is from other objects the options inherit from', () => {
+    const proto = Object.prototype as Record<string, unknown>
+    let made: unknown
+    try {
+      // as a prototype pollution elsewhere in the application would put it
+      proto['maxPending'] = -1
+      made = logger('tiny', { stream: new LineCollector() })
+      made = logger('tiny')
+    } finally {
+      delete proto['maxPending']
+    }
+    assert.equal(typeof made, 'function')
+    const inherited = Object.create({ maxPending: -1 }) as { stream: LineCollector }
+    inherited.stream = new LineCollector()
+    assert.throws(() => logger('tiny', inherited), { name: 'TypeError', message: 'option maxPending must be a positive number of bytes' })
+  })
 })
 
 describe('the format argument', () => {
