@@ -6,7 +6,7 @@ import { isUint8Array } from 'node:util/types'
 import { streamNotReadable } from './errors.js'
 import type { BodyError } from './errors.js'
 import type { BodyOptions } from './options.js'
-import { asAbort, passOn, readBody } from './read.js'
+import { asAbort, kBegin, passOn, readBody } from './read.js'
 import type { BodyHeaders, ReadOptions } from './read.js'
 
 /** One read from a Fetch body's reader. */
@@ -19,8 +19,6 @@ export interface FetchBodyChunk {
 export interface FetchBodyReader {
   read (): Promise<FetchBodyChunk>
   cancel (reason?: unknown): Promise<void>
-  /** Unlocks a body refused before any of it was read, leaving it to another reader. */
-  releaseLock? (): void
 }
 
 /** A Fetch body: the part of `ReadableStream<Uint8Array>` the readers use. */
@@ -98,9 +96,9 @@ export async function readFetchBody (request: FetchRequest, options: ReadOptions
   if (!options.matches(source)) return undefined
   // a body that was read (or is being read) cannot be read again: the Fetch form of a consumed stream
   if (request.bodyUsed || body.locked) throw streamNotReadable()
-  // The body is locked now, not at the first read a tick later: a reader started in the
-  // meantime (a `request.json()` in the same tick) must find it taken, not take it from us.
-  source.lock()
+  // The pipeline takes the body (see FetchBodySource's kBegin) in this same call, once its
+  // headers are checked, not at the first read a tick later: a reader started in the meantime (a
+  // `request.json()` in the same tick) must find it taken, not take it from us.
   return await new Promise((resolve, reject) => {
     readBody(source, undefined, options, settle, { resolve, reject })
   })
@@ -109,7 +107,7 @@ export async function readFetchBody (request: FetchRequest, options: ReadOptions
 function settle (err: BodyError | null, body: unknown, source: FetchBodySource, arg: Settle): void {
   // The pipeline lets a body it gave up on drain into nothing; a Fetch body is cancelled instead,
   // which tells its source (a client connection, a file) that the rest is not wanted. A body the
-  // pipeline refused before reading a byte is left untouched, like one whose type does not match.
+  // pipeline refused by its headers was never taken, like one whose type does not match.
   source.destroy()
   if (err !== null) arg.reject(err)
   else arg.resolve(body)
@@ -118,16 +116,12 @@ function settle (err: BodyError | null, body: unknown, source: FetchBodySource, 
 /** A Fetch body as a Node.js Readable with the request's headers: what the pipeline reads. */
 class FetchBodySource extends Readable {
   readonly headers: BodyHeaders
+  readonly #request: FetchRequest
   readonly #body: FetchBody
-  readonly #signal: FetchSignal | undefined
+  #signal: FetchSignal | undefined
   #reader: FetchBodyReader | undefined
-  // until the first read, a body the pipeline refuses is unlocked again, unused
-  #reading = false
-  // the signal stopped the read: the body is cancelled even if no chunk was asked for yet
-  #stoppedBySignal = false
   readonly #onAbort = (): void => {
     if (this.destroyed) return
-    this.#stoppedBySignal = true
     this.destroy(asAbort(new Error('aborted')))
   }
 
@@ -139,13 +133,16 @@ class FetchBodySource extends Readable {
       'content-encoding': headers.get('content-encoding') ?? undefined,
       'content-length': headers.get('content-length') ?? undefined
     }
+    this.#request = request
     this.#body = body
-    const signal = request.signal
-    this.#signal = signal !== null && typeof signal?.addEventListener === 'function' ? signal : undefined
   }
 
-  /** Takes the body's reader; a body that cannot be taken is reported as not readable. */
-  lock (): void {
+  /**
+   * Takes the body's reader, once the pipeline has checked the headers: a body they refuse is
+   * never locked, and stays readable by another reader (Bun leaves a body whose reader was
+   * released marked as used). A body that cannot be taken is reported as not readable.
+   */
+  [kBegin] (): void {
     let reader: FetchBodyReader | undefined
     try {
       reader = this.#body.getReader()
@@ -158,11 +155,13 @@ class FetchBodySource extends Readable {
     // A client that goes away aborts the signal; a body that then neither ends nor fails would
     // hold the read forever. The read stops there with 400 request.aborted, as a broken stream does.
     // A signal aborted before the read (the client left while the handler awaited something else)
-    // fires no event any more: it stops the read as soon as it starts.
-    const signal = this.#signal
-    if (signal === undefined) return
+    // fires no event any more: it stops the read as soon as it starts. (The signal is read only
+    // here, for a body being read: Deno warns once about its abort semantics when it is read.)
     try {
+      const signal = this.#request.signal
+      if (signal === null || typeof signal?.addEventListener !== 'function') return
       signal.addEventListener('abort', this.#onAbort)
+      this.#signal = signal
       // (a promise job rather than process.nextTick, which a test's fake timers may hold)
       if (signal.aborted) Promise.resolve().then(this.#onAbort)
     } catch {
@@ -173,7 +172,6 @@ class FetchBodySource extends Readable {
   override _read (): void {
     const reader = this.#reader
     if (this.destroyed || reader === undefined) return
-    this.#reading = true
     try {
       // (an object shaped like a Request may give a reader that throws, or a result that is not
       // a promise: the read fails as when its promise rejects)
@@ -227,10 +225,9 @@ class FetchBodySource extends Readable {
       // The read settles at once, as for a body over the limit: a cancel that never settles (the
       // branch of a body split by request.clone(), which is cancelled only once the other branch
       // is read or cancelled too) must not hold it. Cancelling a body that has ended is a no-op.
-      // A body refused before any of it was read is unlocked instead, for another reader.
+      // (A body refused by its headers was never taken: see kBegin.)
       try {
-        if (!this.#reading && !this.#stoppedBySignal && typeof reader.releaseLock === 'function') reader.releaseLock()
-        else Promise.resolve(reader.cancel(err ?? undefined)).then(undefined, () => {})
+        Promise.resolve(reader.cancel(err ?? undefined)).then(undefined, () => {})
       } catch {}
     }
     callback(err)

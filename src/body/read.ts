@@ -59,8 +59,17 @@ export interface BodyHeaders {
  * What the pipeline reads a body from: a Node.js stream of its bytes carrying the request's
  * headers. An IncomingMessage and an http2 compat request are one; a Fetch body is adapted to one.
  */
+/** The key of `BodySource`'s method that takes hold of the body (see there). */
+export const kBegin: unique symbol = Symbol('foyer.body.begin')
+
 export interface BodySource extends Readable {
   readonly headers: BodyHeaders
+  /**
+   * A source that must take hold of its body before it is read (a Fetch body, which its reader
+   * locks) does so here, once the headers let the body be read: a body they refuse is never
+   * taken. Throws the BodyError to answer when the body cannot be taken.
+   */
+  readonly [kBegin]?: (() => void) | undefined
 }
 
 /** Receives the outcome of `readBody`, in the async context `readBody` was called in. */
@@ -212,6 +221,15 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
     discard(req)
     callback(early, undefined, req, arg)
     return
+  }
+  const begin = req[kBegin]
+  if (begin !== undefined) {
+    try {
+      begin.call(req)
+    } catch (err) {
+      callback(err as BodyError, undefined, req, arg)
+      return
+    }
   }
 
   const stream = inflater === undefined ? null : inflater()
