@@ -55,13 +55,13 @@ export interface BodyHeaders {
   'transfer-encoding'?: string | undefined
 }
 
+/** The key of `BodySource`'s method that takes hold of the body (see there). */
+export const kBegin: unique symbol = Symbol('foyer.body.begin')
+
 /**
  * What the pipeline reads a body from: a Node.js stream of its bytes carrying the request's
  * headers. An IncomingMessage and an http2 compat request are one; a Fetch body is adapted to one.
  */
-/** The key of `BodySource`'s method that takes hold of the body (see there). */
-export const kBegin: unique symbol = Symbol('foyer.body.begin')
-
 export interface BodySource extends Readable {
   readonly headers: BodyHeaders
   /**
