@@ -5,7 +5,6 @@ import { Readable } from 'node:stream'
 import { isUint8Array } from 'node:util/types'
 import { streamNotReadable } from './errors.js'
 import type { BodyError } from './errors.js'
-import type { BodyOptions } from './options.js'
 import { asAbort, kBegin, passOn, readBody } from './read.js'
 import type { BodyHeaders, ReadOptions } from './read.js'
 
@@ -58,23 +57,17 @@ export function isFetchRequest (req: unknown): req is FetchRequest {
 
 /**
  * The settings as the pipeline will use them for this Request: a `type` function and `verify`
- * (as given in `options`, from which `settings` were resolved) are called with the Request and
- * no response, not with the stream the pipeline reads.
+ * (as resolved into `settings`) are called with the Request and no response, not with the stream
+ * the pipeline reads.
  */
-export function settingsForFetch<O extends BodyOptions<never, never, never>> (settings: ReadOptions, options: O | undefined,
-  request: FetchRequest): ReadOptions {
-  if (options === undefined || options === null) return settings
-  const { type, verify } = options as { type?: unknown, verify?: unknown }
-  const typeFn = typeof type === 'function' ? type as (req: FetchRequest) => unknown : undefined
-  const verifyFn = typeof verify === 'function'
-    ? verify as (req: FetchRequest, res: undefined, buf: Buffer, encoding: string | null) => void
-    : undefined
-  if (typeFn === undefined && verifyFn === undefined) return settings
+export function settingsForFetch (settings: ReadOptions, request: FetchRequest): ReadOptions {
+  const { typeFunction, verify } = settings
+  if (typeFunction === undefined && verify === undefined) return settings
   const adapted: ReadOptions = { ...settings }
-  if (typeFn !== undefined) adapted.matches = () => typeFn(request)
-  if (verifyFn !== undefined) {
+  if (typeFunction !== undefined) adapted.matches = () => typeFunction(request)
+  if (verify !== undefined) {
     adapted.verify = (_source: unknown, _res: unknown, buf: Buffer, encoding: string | null) => {
-      verifyFn(request, undefined, buf, encoding)
+      verify(request, undefined, buf, encoding)
     }
   }
   return adapted

@@ -160,6 +160,8 @@ export interface CommonSettings {
   defaultCharset: string
   /** Whether the request's Content-Type is one this parser takes (called only when it has a body). */
   matches: (req: BodySource) => unknown
+  /** The `type` option when it is a function (the readers call it with a Fetch Request itself). */
+  typeFunction: ((req: unknown) => unknown) | undefined
 }
 
 // body-parser's default of '100kb'
@@ -235,7 +237,8 @@ export function resolveCommon (options: BodyOptions<never, never, never> | undef
     limit,
     verify: verify as Verify | undefined,
     defaultCharset: isString ? String(defaultCharset) : 'utf-8',
-    matches: userMatches !== undefined ? (req) => userMatches(req) : typeMatcher(type)
+    matches: userMatches !== undefined ? (req) => userMatches(req) : typeMatcher(type),
+    typeFunction: userMatches as ((req: unknown) => unknown) | undefined
   }
 }
 

@@ -3,6 +3,7 @@
 // pipeline; Fetch Requests are handed to fetch.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Http2ServerRequest } from 'node:http2'
+import { isProxy } from 'node:util/types'
 import { isFetchRequest, readFetchBody, settingsForFetch } from './fetch.js'
 import type { FetchRequest } from './fetch.js'
 import type { BodyError } from './errors.js'
@@ -70,7 +71,8 @@ function valueKey (value: unknown): string | undefined {
 /** The cache key of an options argument, or undefined when it cannot be cached. */
 function optionsKey (options: unknown): string | undefined {
   if (options === undefined) return NO_OPTIONS
-  if (options === null || typeof options !== 'object' || Object.getPrototypeOf(options) !== Object.prototype) return undefined
+  // (a Proxy may answer for properties it does not list: it is read as it is, every time)
+  if (options === null || typeof options !== 'object' || Object.getPrototypeOf(options) !== Object.prototype || isProxy(options)) return undefined
   let key = ''
   // non-enumerable options too: the parsers read them
   for (const name of Object.getOwnPropertyNames(options)) {
@@ -82,24 +84,22 @@ function optionsKey (options: unknown): string | undefined {
 }
 
 /**
- * `options` with a copy of each array in it (a `type` list): settings kept under a key made of
- * the values are not changed when the caller later changes the array it passed, and serve
- * another call that passes those values.
+ * The own values of a plain options object, on an object with no prototype, each array among them
+ * a copy (a `type` list). Settings kept under a key made of those values are made of them alone,
+ * not of what the object inherits (a value a prototype pollution put on Object.prototype would
+ * otherwise be kept for every later call with the same values), and are not changed when the
+ * caller later changes the array it passed.
  */
-function ownArrays<O> (options: O | undefined): O | undefined {
+function ownValues<O> (options: O | undefined): O | undefined {
   // a plain object here (see optionsKey)
   const given = options as Record<string, unknown> | undefined
   if (given === undefined) return options
-  // every property kept as it is (non-enumerable, read-only), but an array is a copy
-  const descriptors = Object.getOwnPropertyDescriptors(given)
-  let copied = false
-  for (const descriptor of Object.values(descriptors)) {
-    if (Array.isArray(descriptor.value)) {
-      descriptor.value = (descriptor.value as unknown[]).slice()
-      copied = true
-    }
+  const values = Object.create(null) as Record<string, unknown>
+  for (const name of Object.getOwnPropertyNames(given)) {
+    const value = given[name]
+    values[name] = Array.isArray(value) ? value.slice() : value
   }
-  return copied ? Object.defineProperties({}, descriptors) as O : options
+  return values as O
 }
 
 function resolved<O> (options: O | undefined, resolve: (options: O | undefined) => ReadOptions): ReadOptions {
@@ -120,7 +120,7 @@ function resolved<O> (options: O | undefined, resolve: (options: O | undefined) 
   let settings = cache.get(key)
   if (settings === undefined) {
     // bad options throw here, every time: nothing is cached for them
-    settings = resolve(ownArrays(options))
+    settings = resolve(ownValues(options))
     if (cache.size >= MAX_SETTINGS) cache.clear()
     cache.set(key, settings)
   }
@@ -138,7 +138,7 @@ interface Settle {
  */
 export async function readRequest<O extends BodyOptions<never, never, never>> (req: BodyRequest, options: O | undefined,
   resolve: (options: O | undefined) => ReadOptions): Promise<unknown> {
-  if (isFetchRequest(req)) return await readFetchBody(req, settingsForFetch(resolved(options, resolve), options, req))
+  if (isFetchRequest(req)) return await readFetchBody(req, settingsForFetch(resolved(options, resolve), req))
   if (req === null || typeof req !== 'object' || typeof (req as { on?: unknown }).on !== 'function') {
     throw new TypeError('argument req must be an http.IncomingMessage, an http2 request or a Fetch Request')
   }

@@ -3,6 +3,7 @@
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import type { IncomingMessage } from 'node:http'
+import { createContext, runInContext } from 'node:vm'
 import { gzipSync } from 'node:zlib'
 import bodyParser from 'body-parser'
 import { json, raw, readText, text, urlencoded } from '../../src/body/index.js'
@@ -299,9 +300,16 @@ describe('options and Object.prototype', () => {
     const mw = polluted({ onProtoPoisoning: 'ignore' }, () => json({ limit: '1mb' }))
     assert.equal((await send(server, server.mount(mw), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
     assert.equal(polluted({ onProtoPoisoning: 'warn' }, () => attempt(() => json({}))), 'accepted')
-    // from any other object the options inherit from, it is read
+    // from any other object the options inherit from, it is read, and a Proxy is asked
     const inherited = json(Object.create({ onProtoPoisoning: 'ignore' }) as object)
     assert.deepEqual((await send(server, server.mount(inherited), { headers, body })).body, JSON.parse(body))
+    const proxied = json(new Proxy({}, { get: (_target, key) => key === 'onProtoPoisoning' ? 'ignore' : undefined }))
+    assert.deepEqual((await send(server, server.mount(proxied), { headers, body })).body, JSON.parse(body))
+    // nor from the Object.prototype of another realm, for options made there
+    const realm = createContext({})
+    runInContext('Object.prototype.onProtoPoisoning = "ignore"', realm)
+    const foreign = json(runInContext('({ limit: "1mb" })', realm) as object)
+    assert.equal((await send(server, server.mount(foreign), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
   })
 })
 

@@ -399,6 +399,30 @@ describe('options', () => {
     }
   })
 
+  it('reads a plain options object for its own values only: the settings kept for them hold nothing a prototype pollution put on Object.prototype', async () => {
+    const post = (): Request => new Request('http://localhost/', { method: 'POST', headers: JSON_HEADERS, body: '{"a":1}' })
+    const proto = Object.prototype as Record<string, unknown>
+    let during: Promise<unknown>
+    try {
+      proto['limit'] = '1b'
+      proto['verify'] = () => { throw new Error('polluted verify') }
+      during = readJson(post(), {})
+    } finally {
+      Reflect.deleteProperty(proto, 'limit')
+      Reflect.deleteProperty(proto, 'verify')
+    }
+    assert.deepEqual(await during, { a: 1 })
+    assert.deepEqual(await readJson(post(), {}), { a: 1 })
+  })
+
+  it('asks a Proxy for its options at every call, as it may answer for properties it does not list', async () => {
+    const post = (): Request => new Request('http://localhost/', { method: 'POST', headers: JSON_HEADERS, body: '{"a":1}' })
+    const proxied = (limit: number | string): object => new Proxy({}, { get: (_target, key) => key === 'limit' ? limit : undefined })
+    await assert.rejects(readJson(post(), proxied(3)), { type: 'entity.too.large' })
+    assert.deepEqual(await readJson(post(), proxied('1mb')), { a: 1 })
+    await assert.rejects(readJson(post(), proxied(4)), { type: 'entity.too.large' })
+  })
+
   it('rejects something that is not a request with a TypeError', async () => {
     await assert.rejects(readJson({} as unknown as BodyRequest), TypeError)
     await assert.rejects(readJson(null as unknown as BodyRequest), TypeError)

@@ -178,6 +178,8 @@ describe('the maxPending option', () => {
     const inherited = Object.create({ maxPending: -1 }) as { stream: LineCollector }
     inherited.stream = new LineCollector()
     assert.throws(() => logger('tiny', inherited), { name: 'TypeError', message: 'option maxPending must be a positive number of bytes' })
+    const proxied = new Proxy({ stream: new LineCollector() }, { get: (target, key) => key === 'maxPending' ? -1 : Reflect.get(target, key) })
+    assert.throws(() => logger('tiny', proxied), { name: 'TypeError', message: 'option maxPending must be a positive number of bytes' })
   })
 })
 
