@@ -160,7 +160,7 @@ describe('limit', () => {
 })
 
 describe('listeners after a read', () => {
-  it("leaves 'data', 'end' and 'close' listeners that do nothing, and no 'error' listener", async () => {
+  it("leaves 'data', 'end', 'close' and 'aborted' listeners that do nothing, and no 'error' listener", async () => {
     const mw = json()
     let calls = 0
     const srv = await startServer((req, res) => {
@@ -172,6 +172,7 @@ describe('listeners after a read', () => {
         req.emit('data', Buffer.from('{"b":2}'))
         req.emit('end')
         req.emit('close')
+        req.emit('aborted')
         // with no 'error' listener, EventEmitter throws what it emits: the error is not swallowed
         let thrown: string | undefined
         try { req.emit('error', new Error('late')) } catch (e) { thrown = (e as Error).message }
@@ -185,7 +186,7 @@ describe('listeners after a read', () => {
         err: null,
         body: '{"a":1}',
         after: '{"a":1}',
-        left: { data: 1, end: 1, close: 1, error: 0, aborted: 0 },
+        left: { data: 1, end: 1, close: 1, error: 0, aborted: 1 },
         thrown: 'late'
       })
       assert.equal(calls, 1, '`next` runs once')
@@ -304,6 +305,36 @@ describe('aborted requests', () => {
     assert.equal(seen.error?.message, 'request aborted')
     assert.deepEqual(seen.error?.props, { code: 'ECONNABORTED', expected: 100, length: 100, received: 5 })
     assert.equal(seen.listeners, 0, 'no listener is left on the request')
+  })
+
+  it('calls next when the client leaves mid-body, before the response closes, as body-parser does: what the error handler sets is what the response closes with', async () => {
+    const orders: string[][] = []
+    for (const mw of [json(), bodyParser.json()]) {
+      const order: string[] = []
+      let done: () => void = () => {}
+      const closed = new Promise<void>((resolve) => { done = resolve })
+      const srv = await startServer((req, res) => {
+        res.on('close', () => { order.push(`response closes with ${res.statusCode}`); done() })
+        mw(req, res, (err?: unknown) => {
+          order.push(`next(${(err as { type?: string } | undefined)?.type ?? ''})`)
+          res.statusCode = (err as { status?: number } | undefined)?.status ?? 200
+          res.end()
+        })
+      })
+      try {
+        const socket = await rawSocket(srv.port)
+        socket.write(requestHead('/', { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+        await delay(50)
+        socket.destroy()
+        await within(closed, 'the response closes')
+        await delay(20)
+        orders.push(order)
+      } finally {
+        await srv.close()
+      }
+    }
+    assert.deepEqual(orders[0], ['next(request.aborted)', 'response closes with 400'])
+    assert.deepEqual(orders[0], orders[1])
   })
 
   it('expected is null for a chunked body', async () => {
