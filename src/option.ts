@@ -8,20 +8,29 @@ import { isProxy } from 'node:util/types'
 /** The value of foyer's own option `key` in `options`, not counting Object.prototype. */
 export function ownOption (options: unknown, key: string): unknown {
   if (options === null || options === undefined) return undefined
-  // (a Proxy may answer for properties no object of its chain holds: it is asked)
-  if (isProxy(options)) return (options as Record<string, unknown>)[key]
   let holder: unknown = typeof options === 'object' || typeof options === 'function' ? options : Object.getPrototypeOf(options)
   while (holder !== null && !isObjectPrototype(holder as object)) {
     if (Object.prototype.hasOwnProperty.call(holder, key)) return (options as Record<string, unknown>)[key]
     holder = Object.getPrototypeOf(holder)
   }
-  return undefined
+  // A Proxy may answer for a property no object of its chain holds: it is asked, and its answer
+  // taken unless it is the Object.prototype's own value, passed on from its target.
+  if (!isProxy(options)) return undefined
+  const value = (options as Record<string, unknown>)[key]
+  const inherited = holder !== null && Object.prototype.hasOwnProperty.call(holder, key) && (holder as Record<string, unknown>)[key] === value
+  return inherited ? undefined : value
 }
 
-/** Whether `holder` is the Object.prototype of this realm or of another one (a vm context's). */
+/**
+ * Whether `holder` is the Object.prototype of this realm or of another one (a vm context's): the
+ * one object with the `__proto__` accessor, which a pollution that assigns values cannot replace
+ * (assigning to it sets a prototype), or, when node runs with --disable-proto=delete, an object
+ * with no prototype and a `constructor` whose prototype it is.
+ */
 function isObjectPrototype (holder: object): boolean {
   if (holder === Object.prototype) return true
   if (Object.getPrototypeOf(holder) !== null) return false
+  if (typeof Object.getOwnPropertyDescriptor(holder, '__proto__')?.get === 'function') return true
   const constructor: unknown = Object.getOwnPropertyDescriptor(holder, 'constructor')?.value
   return typeof constructor === 'function' && (constructor as { prototype?: unknown }).prototype === holder
 }

@@ -68,11 +68,18 @@ function valueKey (value: unknown): string | undefined {
   }
 }
 
+/**
+ * Whether `options` is a plain object, read for its own values only (see `ownValues`). A Proxy is
+ * not one: it may answer for properties it does not list, and is read as it is, every time.
+ */
+function isPlain (options: unknown): options is object {
+  return typeof options === 'object' && options !== null && Object.getPrototypeOf(options) === Object.prototype && !isProxy(options)
+}
+
 /** The cache key of an options argument, or undefined when it cannot be cached. */
 function optionsKey (options: unknown): string | undefined {
   if (options === undefined) return NO_OPTIONS
-  // (a Proxy may answer for properties it does not list: it is read as it is, every time)
-  if (options === null || typeof options !== 'object' || Object.getPrototypeOf(options) !== Object.prototype || isProxy(options)) return undefined
+  if (!isPlain(options)) return undefined
   let key = ''
   // non-enumerable options too: the parsers read them
   for (const name of Object.getOwnPropertyNames(options)) {
@@ -88,10 +95,12 @@ function optionsKey (options: unknown): string | undefined {
  * a copy (a `type` list). Settings kept under a key made of those values are made of them alone,
  * not of what the object inherits (a value a prototype pollution put on Object.prototype would
  * otherwise be kept for every later call with the same values), and are not changed when the
- * caller later changes the array it passed.
+ * caller later changes the array it passed. A plain object the cache does not take (one holding
+ * another object, say) is read the same way, so a plain object is read for its own values
+ * whatever they are.
  */
 function ownValues<O> (options: O | undefined): O | undefined {
-  // a plain object here (see optionsKey)
+  // a plain object here (see isPlain)
   const given = options as Record<string, unknown> | undefined
   if (given === undefined) return options
   const values = Object.create(null) as Record<string, unknown>
@@ -104,7 +113,7 @@ function ownValues<O> (options: O | undefined): O | undefined {
 
 function resolved<O> (options: O | undefined, resolve: (options: O | undefined) => ReadOptions): ReadOptions {
   const key = optionsKey(options)
-  if (key === undefined) return resolve(options)
+  if (key === undefined) return resolve(isPlain(options) ? ownValues(options) : options)
   let level = readerLevels.get(resolve)
   if (level === undefined) readerLevels.set(resolve, level = {})
   if (options !== undefined) {

@@ -305,9 +305,13 @@ describe('options and Object.prototype', () => {
     assert.deepEqual((await send(server, server.mount(inherited), { headers, body })).body, JSON.parse(body))
     const proxied = json(new Proxy({}, { get: (_target, key) => key === 'onProtoPoisoning' ? 'ignore' : undefined }))
     assert.deepEqual((await send(server, server.mount(proxied), { headers, body })).body, JSON.parse(body))
-    // nor from the Object.prototype of another realm, for options made there
+    // but not what a Proxy passes on from Object.prototype through its target
+    const forwarding = polluted({ onProtoPoisoning: 'ignore' }, () => json(new Proxy({ limit: '1mb' }, {})))
+    assert.equal((await send(server, server.mount(forwarding), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    // nor from the Object.prototype of another realm, for options made there, even with its
+    // constructor replaced too
     const realm = createContext({})
-    runInContext('Object.prototype.onProtoPoisoning = "ignore"', realm)
+    runInContext('Object.prototype.onProtoPoisoning = "ignore"; Object.prototype.constructor = 1', realm)
     const foreign = json(runInContext('({ limit: "1mb" })', realm) as object)
     assert.equal((await send(server, server.mount(foreign), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
   })

@@ -170,6 +170,7 @@ describe('the maxPending option', () => {
       // as a prototype pollution elsewhere in the application would put it
       proto['maxPending'] = -1
       made = logger('tiny', { stream: new LineCollector() })
+      made = logger('tiny', new Proxy({ stream: new LineCollector() }, {}))
       made = logger('tiny')
     } finally {
       delete proto['maxPending']
