@@ -406,7 +406,7 @@ describe('options', () => {
     try {
       proto['limit'] = '1b'
       proto['verify'] = () => { throw new Error('polluted verify') }
-      during = [readJson(post(), {}), readJson(post(), { holding: {} }), readJson(post(), { defaultCharset: new String('utf-8') as string })]
+      during = [readJson(post(), {}), readJson(post(), { holding: {} } as object), readJson(post(), { holding: Symbol('kept by no cache') } as object)]
     } finally {
       Reflect.deleteProperty(proto, 'limit')
       Reflect.deleteProperty(proto, 'verify')
