@@ -248,7 +248,7 @@ export function readBody<T, S extends BodySource> (req: S, res: ServerResponse |
   // closed but not yet destroyed there, and the compat response's end() throws an uncaught
   // ERR_HTTP2_INVALID_STREAM in between (an app answering its error at once would crash); at
   // 'close' it is destroyed, and end() does nothing, as when body-parser calls back.
-  if (!isHttp2Compat(req)) req.on('aborted', onClose)
+  if (!isHttp2Compat(req)) req.on('aborted', onAborted)
   if (stream !== null) {
     (stream as Carrier)[kRead] = state
     stream.on('data', onInflated)
@@ -465,6 +465,17 @@ function onClose (this: BodySource): void {
   if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
 }
 
+/**
+ * node:http also emits 'aborted' inside `req.destroy()` called by the app (a deadline, a
+ * middleware giving up on the request), with the connection still open: `next(err)` is not
+ * called from inside that call, where an app would find its response already answered by its
+ * error handler when the call returns, but at the request's 'close', a tick later, as before.
+ */
+function onAborted (this: BodySource): void {
+  if (this instanceof IncomingMessage && this.socket?.destroyed === false) return
+  onClose.call(this)
+}
+
 function ignore (): void {}
 
 /**
@@ -496,7 +507,7 @@ function detach (req: BodySource): void {
   req.removeListener('data', onData)
   req.removeListener('end', onEnd)
   req.removeListener('close', onClose)
-  req.removeListener('aborted', onClose)
+  req.removeListener('aborted', onAborted)
 }
 
 function fail (state: ReadState, err: BodyError): void {

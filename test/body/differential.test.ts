@@ -88,7 +88,7 @@ async function differential (foyerMw: unknown, referenceMw: unknown, wire: Wire,
   const reference: Outcome = { error: theirs.error, body: theirs.body }
   const mine = normalise({ error: ours.error, body: ours.body }, reference, size)
   assertSameOutcome(mine, reference, 'foyer and body-parser')
-  // Listeners after a read: foyer may leave its finished 'data', 'end' and 'close' listeners
+  // Listeners after a read: foyer may leave its finished 'data', 'end', 'close' and 'aborted' listeners
   assertListenersLeft(ours)
 }
 

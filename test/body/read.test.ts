@@ -337,6 +337,34 @@ describe('aborted requests', () => {
     assert.deepEqual(orders[0], orders[1])
   })
 
+  it('calls next after req.destroy() returns when the app destroys the request mid-body, not from inside that call', async () => {
+    const order: string[] = []
+    let done: () => void = () => {}
+    const called = new Promise<void>((resolve) => { done = resolve })
+    const mw = json()
+    const srv = await startServer((req, res) => {
+      // a deadline that gives up on the request and answers it itself
+      setTimeout(() => {
+        order.push('destroy')
+        req.destroy()
+        order.push('destroy returned')
+        res.statusCode = 408
+        res.end()
+      }, 50)
+      mw(req, res, (err?: unknown) => { order.push(`next(${(err as { type?: string } | undefined)?.type ?? ''})`); done() })
+    })
+    try {
+      const socket = await rawSocket(srv.port)
+      socket.on('error', () => {})
+      socket.write(requestHead('/', { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+      await within(called, 'next is called')
+      socket.destroy()
+      assert.deepEqual(order, ['destroy', 'destroy returned', 'next(request.aborted)'])
+    } finally {
+      await srv.close()
+    }
+  })
+
   it('expected is null for a chunked body', async () => {
     const path = server.mount(text())
     const observed = server.observe(path)
