@@ -308,6 +308,12 @@ describe('options and Object.prototype', () => {
     // but not what a Proxy passes on from Object.prototype through its target
     const forwarding = polluted({ onProtoPoisoning: 'ignore' }, () => json(new Proxy({ limit: '1mb' }, {})))
     assert.equal((await send(server, server.mount(forwarding), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    // a chain that cannot be walked (a Proxy whose prototype is itself, or whose trap throws)
+    // is read as body-parser reads options
+    const cyclic: object = new Proxy({ onProtoPoisoning: 'ignore' }, { getPrototypeOf: () => cyclic })
+    assert.deepEqual((await send(server, server.mount(json(cyclic)), { headers, body })).body, JSON.parse(body))
+    const refusing = new Proxy({ onProtoPoisoning: 'ignore' }, { getPrototypeOf () { throw new Error('no prototype') } })
+    assert.deepEqual((await send(server, server.mount(json(refusing)), { headers, body })).body, JSON.parse(body))
     // nor from the Object.prototype of another realm, for options made there, even with its
     // constructor replaced too
     const realm = createContext({})

@@ -172,6 +172,8 @@ describe('the maxPending option', () => {
       made = logger('tiny', { stream: new LineCollector() })
       made = logger('tiny', new Proxy({ stream: new LineCollector() }, {}))
       made = logger('tiny')
+      proto['maxPending'] = Number.NaN
+      made = logger('tiny', new Proxy({ stream: new LineCollector() }, {}))
     } finally {
       delete proto['maxPending']
     }
