@@ -312,7 +312,7 @@ describe('options and Object.prototype', () => {
     // is read as body-parser reads options
     const cyclic: object = new Proxy({ onProtoPoisoning: 'ignore' }, { getPrototypeOf: () => cyclic })
     assert.deepEqual((await send(server, server.mount(json(cyclic)), { headers, body })).body, JSON.parse(body))
-    const refusing = new Proxy({ onProtoPoisoning: 'ignore' }, { getPrototypeOf () { throw new Error('no prototype') } })
+    const refusing = new Proxy({ onProtoPoisoning: 'ignore' as const }, { getPrototypeOf () { throw new Error('no prototype') } })
     assert.deepEqual((await send(server, server.mount(json(refusing)), { headers, body })).body, JSON.parse(body))
     // nor from the Object.prototype of another realm, for options made there, even with its
     // constructor replaced too
