@@ -5,8 +5,9 @@
 // take are read as they read them, inherited values included, so that a config behaves the same.
 import { isProxy } from 'node:util/types'
 
-// Past this many objects, a chain is not walked further: a Proxy's getPrototypeOf may never end.
-const MAX_CHAIN = 64
+// Past this many Proxies, a chain is not walked further: a Proxy's getPrototypeOf may never end
+// (a chain of ordinary objects always does, however long).
+const MAX_PROXIES = 64
 
 /** The value of foyer's own option `key` in `options`, not counting Object.prototype. */
 export function ownOption (options: unknown, key: string): unknown {
@@ -18,7 +19,7 @@ export function ownOption (options: unknown, key: string): unknown {
   let end: object | null | undefined
   try {
     let holder: unknown = typeof options === 'object' || typeof options === 'function' ? options : Object.getPrototypeOf(options)
-    for (let depth = 0; depth < MAX_CHAIN; depth++) {
+    for (let proxies = 0; proxies <= MAX_PROXIES; proxies += isProxy(holder) ? 1 : 0) {
       if (holder === null) {
         end = null
         break

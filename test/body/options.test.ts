@@ -308,6 +308,11 @@ describe('options and Object.prototype', () => {
     // but not what a Proxy passes on from Object.prototype through its target
     const forwarding = polluted({ onProtoPoisoning: 'ignore' }, () => json(new Proxy({ limit: '1mb' }, {})))
     assert.equal((await send(server, server.mount(forwarding), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    // however long a chain of ordinary objects is
+    let deep: object = Object.prototype
+    for (let i = 0; i < 100; i++) deep = Object.create(deep) as object
+    const long = polluted({ onProtoPoisoning: 'ignore' }, () => json(deep))
+    assert.equal((await send(server, server.mount(long), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
     // a chain that cannot be walked (a Proxy whose prototype is itself, or whose trap throws)
     // is read as body-parser reads options
     const cyclic: object = new Proxy({ onProtoPoisoning: 'ignore' }, { getPrototypeOf: () => cyclic })
