@@ -483,10 +483,10 @@ function ignore (): void {}
  * emitted on the request later is not swallowed here; the 'data', 'end', 'close' and 'aborted'
  * ones go with `all`. Without it (a body read whole) they stay unless the body is refused: the
  * request has ended, or a decompressor ended before trailing bytes of its input, so they only
- * find the state done and return. Removing them was the largest cost this reader added to a small body
- * (callgrind, a json middleware over real request objects in-process: 30,100 instructions per
- * request with the removal, 28,100 without, 26,300 for reading the chunks with no checks; an
- * in-process A/B took 6 % less time). After an error no listener is left.
+ * find the state done and return. Removing them was the largest cost this reader added to a
+ * small body (callgrind, a json middleware over real request objects in-process: 30,100
+ * instructions per request with the removal, 28,100 without, 26,300 for reading the chunks with
+ * no checks; an in-process A/B took 6 % less time). After an error no listener is left.
  */
 function settle (state: ReadState, all: boolean): void {
   state.done = true
