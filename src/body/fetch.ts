@@ -18,6 +18,8 @@ export interface FetchBodyChunk {
 export interface FetchBodyReader {
   read (): Promise<FetchBodyChunk>
   cancel (reason?: unknown): Promise<void>
+  /** Not called: a body refused by its headers is never taken. Kept so that a reader written with it fits. */
+  releaseLock? (): void
 }
 
 /** A Fetch body: the part of `ReadableStream<Uint8Array>` the readers use. */
