@@ -469,7 +469,8 @@ function onClose (this: BodySource): void {
  * node:http also emits 'aborted' inside `req.destroy()` called by the app (a deadline, a
  * middleware giving up on the request), with the connection still open: `next(err)` is not
  * called from inside that call, where an app would find its response already answered by its
- * error handler when the call returns, but at the request's 'close', a tick later, as before.
+ * error handler when the call returns, but from the request's 'error' or 'close' that follow
+ * once the connection is closed, as before.
  */
 function onAborted (this: BodySource): void {
   if (this instanceof IncomingMessage && this.socket?.destroyed === false) return
