@@ -1,8 +1,9 @@
 // Options that only foyer has (json's `onProtoPoisoning`, the logger's `maxPending`) are read
-// from the options object and the objects it inherits from, but never from an Object.prototype:
-// a value put there by prototype pollution elsewhere in the application must not switch off a
-// protection or make every logger refuse to be created. The options morgan and body-parser also
-// take are read as they read them, inherited values included, so that a config behaves the same.
+// from the options object and the ordinary objects it inherits from (a Proxy is asked when it is
+// the options object itself), but not from an Object.prototype: a value put there by prototype
+// pollution elsewhere in the application must not switch off a protection or make every logger
+// refuse to be created. The options morgan and body-parser also take are read as they read them,
+// inherited values included, so that a config behaves the same.
 import { isProxy } from 'node:util/types'
 
 // Past this many Proxies, a chain is not walked further: a Proxy's getPrototypeOf may never end
@@ -35,28 +36,33 @@ export function ownOption (options: unknown, key: string): unknown {
       holder = Object.getPrototypeOf(holder)
     }
   } catch {}
-  // held by the options or an object they inherit from, or a chain that cannot be told: read as
-  // body-parser reads its options
-  if (own || end === undefined) return (options as Record<string, unknown>)[key]
-  // A Proxy may answer for a property no object of its chain holds: it is asked, and its answer
-  // taken unless it is the Object.prototype's own value, passed on from its target.
-  if (!isProxy(options)) return undefined
+  // held by the options or an object they inherit from: read as body-parser reads its options
+  if (own) return (options as Record<string, unknown>)[key]
+  // A chain that cannot be told is read the same way, and a Proxy may answer for a property no
+  // object of its chain holds: it is asked. Either answer is taken unless it is an
+  // Object.prototype's own value (this realm's, for a chain that cannot be told), passed on.
+  if (end !== undefined && !isProxy(options)) return undefined
   const value = (options as Record<string, unknown>)[key]
-  const inherited = end !== null && Object.prototype.hasOwnProperty.call(end, key) && Object.is((end as Record<string, unknown>)[key], value)
+  const prototype = end === undefined ? Object.prototype : end
+  const inherited = prototype !== null && Object.prototype.hasOwnProperty.call(prototype, key) && Object.is((prototype as Record<string, unknown>)[key], value)
   return inherited ? undefined : value
 }
+
+// Whether node keeps the `__proto__` accessor on Object.prototype (not run with
+// --disable-proto=delete): every realm's Object.prototype has it then.
+const PROTO_ACCESSOR = typeof Object.getOwnPropertyDescriptor(Object.prototype, '__proto__')?.get === 'function'
 
 /**
  * Whether `holder` is the Object.prototype of this realm or of another one (a vm context's): the
  * one object with the `__proto__` accessor, which a pollution that assigns values cannot replace
- * (assigning to it sets a prototype), or, when node runs with --disable-proto=delete, an object
- * with no prototype and a `constructor` whose prototype it is (which such a pollution of another
- * realm can replace: there, its Object.prototype is not told apart).
+ * (assigning to it sets a prototype). When node runs with --disable-proto=delete, it is known as
+ * an object with no prototype and a `constructor` whose prototype it is, which a pollution of
+ * another realm can replace: there, that realm's Object.prototype is not told apart.
  */
 function isObjectPrototype (holder: object): boolean {
   if (holder === Object.prototype) return true
   if (Object.getPrototypeOf(holder) !== null) return false
-  if (typeof Object.getOwnPropertyDescriptor(holder, '__proto__')?.get === 'function') return true
+  if (PROTO_ACCESSOR) return typeof Object.getOwnPropertyDescriptor(holder, '__proto__')?.get === 'function'
   const constructor: unknown = Object.getOwnPropertyDescriptor(holder, 'constructor')?.value
   return typeof constructor === 'function' && (constructor as { prototype?: unknown }).prototype === holder
 }

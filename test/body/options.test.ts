@@ -319,6 +319,15 @@ describe('options and Object.prototype', () => {
     assert.deepEqual((await send(server, server.mount(json(cyclic)), { headers, body })).body, JSON.parse(body))
     const refusing = new Proxy({ onProtoPoisoning: 'ignore' as const }, { getPrototypeOf () { throw new Error('no prototype') } })
     assert.deepEqual((await send(server, server.mount(json(refusing)), { headers, body })).body, JSON.parse(body))
+    // but not for Object.prototype's own value, passed on
+    const unknowable: object = new Proxy({ limit: '1mb' }, { getPrototypeOf: () => unknowable })
+    const passedOn = polluted({ onProtoPoisoning: 'ignore' }, () => json(unknowable))
+    assert.equal((await send(server, server.mount(passedOn), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    // an object with no prototype and a constructor whose prototype it is, a class's whose
+    // prototype was taken away, is not taken for an Object.prototype
+    class Detached { get onProtoPoisoning (): 'ignore' { return 'ignore' } }
+    Object.setPrototypeOf(Detached.prototype, null)
+    assert.deepEqual((await send(server, server.mount(json(new Detached())), { headers, body })).body, JSON.parse(body))
     // nor from the Object.prototype of another realm, for options made there, even with its
     // constructor replaced too
     const realm = createContext({})
