@@ -20,11 +20,13 @@ export function ownOption (options: unknown, key: string): unknown {
   let end: object | null | undefined
   try {
     let holder: unknown = typeof options === 'object' || typeof options === 'function' ? options : Object.getPrototypeOf(options)
-    for (let proxies = 0; proxies <= MAX_PROXIES; proxies += isProxy(holder) ? 1 : 0) {
+    let proxies = 0
+    for (;;) {
       if (holder === null) {
         end = null
         break
       }
+      if (isProxy(holder) && ++proxies > MAX_PROXIES) break
       if (isObjectPrototype(holder as object)) {
         end = holder as object
         break
@@ -39,13 +41,16 @@ export function ownOption (options: unknown, key: string): unknown {
   // held by the options or an object they inherit from: read as body-parser reads its options
   if (own) return (options as Record<string, unknown>)[key]
   // A chain that cannot be told is read the same way, and a Proxy may answer for a property no
-  // object of its chain holds: it is asked. Either answer is taken unless it is an
-  // Object.prototype's own value (this realm's, for a chain that cannot be told), passed on.
+  // object of its chain holds: it is asked. Either answer is taken unless it is the own value of
+  // this realm's Object.prototype or of the one that ends the chain, passed on.
   if (end !== undefined && !isProxy(options)) return undefined
   const value = (options as Record<string, unknown>)[key]
-  const prototype = end === undefined ? Object.prototype : end
-  const inherited = prototype !== null && Object.prototype.hasOwnProperty.call(prototype, key) && Object.is((prototype as Record<string, unknown>)[key], value)
-  return inherited ? undefined : value
+  return holds(Object.prototype, key, value) || (end != null && holds(end, key, value)) ? undefined : value
+}
+
+/** Whether `holder` has `value` as its own `key`. */
+function holds (holder: object, key: string, value: unknown): boolean {
+  return Object.prototype.hasOwnProperty.call(holder, key) && Object.is((holder as Record<string, unknown>)[key], value)
 }
 
 // Whether node keeps the `__proto__` accessor on Object.prototype (not run with

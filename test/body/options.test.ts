@@ -308,6 +308,11 @@ describe('options and Object.prototype', () => {
     // but not what a Proxy passes on from Object.prototype through its target
     const forwarding = polluted({ onProtoPoisoning: 'ignore' }, () => json(new Proxy({ limit: '1mb' }, {})))
     assert.equal((await send(server, server.mount(forwarding), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
+    // nor what a Proxy over a store with no prototype brings from an ordinary object it falls back to
+    const defaults: Record<string, unknown> = { limit: '1mb' }
+    const store = Object.create(null) as Record<string, unknown>
+    const fallingBack = polluted({ onProtoPoisoning: 'ignore' }, () => json(new Proxy(store, { get: (target, key: string) => key in target ? target[key] : defaults[key] })))
+    assert.equal((await send(server, server.mount(fallingBack), { headers, body })).error?.message, 'JSON body contains a forbidden "__proto__" key')
     // however long a chain of ordinary objects is
     let deep: object = Object.prototype
     for (let i = 0; i < 100; i++) deep = Object.create(deep) as object
