@@ -53,8 +53,9 @@ function holds (holder: object, key: string, value: unknown): boolean {
   return Object.prototype.hasOwnProperty.call(holder, key) && Object.is((holder as Record<string, unknown>)[key], value)
 }
 
-// Whether node keeps the `__proto__` accessor on Object.prototype (not run with
-// --disable-proto=delete): every realm's Object.prototype has it then.
+// Whether Object.prototype keeps its `__proto__` accessor (node not run with
+// --disable-proto=delete, and the accessor not deleted before this module loaded): every realm's
+// Object.prototype has it then.
 const PROTO_ACCESSOR = typeof Object.getOwnPropertyDescriptor(Object.prototype, '__proto__')?.get === 'function'
 
 /**
