@@ -549,5 +549,40 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
       waiting[PREVIOUS_EMIT] = res.emit as Emit
       res.emit = emitWhenDone as ServerResponse['emit']
     }
+    const socket = res.socket as HeardSocket | null
+    if (socket !== null && socket[HEARD] !== true) hearSocketError(socket)
   }
+}
+
+const HEARD = Symbol('foyer.logger.socketErrorHeard')
+
+interface HeardSocket {
+  [HEARD]?: true
+  /** node:http's own link from a connection to the response it is sending. */
+  _httpMessage?: unknown
+  on?: unknown
+  listenerCount?: unknown
+}
+
+// A connection that fails (the client resets it or leaves mid-upload, the server's requestTimeout
+// gives up on it) emits 'error' first, then 'close'; at 'close' node:http emits the request's
+// 'aborted', and an app, or its error handler called by a body parser, may set a status and end
+// the response on the dead connection before the response's own 'close'. None of that is sent.
+// morgan's line is made at the connection's 'error' (on-finished listens for it), so it shows
+// the response as it was then: no status when no headers had been written. The line is made
+// there too, for the response the connection is sending. One listener per connection (for each
+// copy of this module), kept for the life of the connection, rather than one added and removed
+// for each request as on-finished does; it does nothing once its response is done.
+function hearSocketError (socket: HeardSocket): void {
+  if (typeof socket.on !== 'function' || typeof socket.listenerCount !== 'function') return
+  socket[HEARD] = true
+  ;(socket.on as (event: string, listener: (err: unknown) => void) => unknown)('error', onSocketError)
+}
+
+function onSocketError (this: HeardSocket, err: unknown): void {
+  const res = this._httpMessage
+  if (res instanceof ServerResponse && (res as Waiting)[PENDING] !== undefined) runPending(res as Waiting)
+  // No other listener: node:http's were taken off (a socket handed over for an upgrade) and the
+  // app added none. The error stays as unhandled as it would be without this listener.
+  if ((this.listenerCount as (event: string) => number)('error') === 1) throw err
 }

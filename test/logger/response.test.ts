@@ -11,6 +11,7 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import { connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
+import { json } from '../../src/body/index.js'
 import { logger } from '../../src/index.js'
 import { loadCopy } from '../helpers/realm.js'
 import { answer, callRecorder, compareWithMorgan, LineCollector, morgan, serve, settle, waitFor } from '../helpers/logger-lines.js'
@@ -569,6 +570,85 @@ describe('the end of the response', () => {
     }, { handler: () => { /* never answers */ } })
     assert.equal(ours, theirs)
     assert.equal(ours, 'GET /left - - - -')
+  })
+
+  it('writes the line as the connection fails, before an answer the app then makes on the dead connection, as morgan does', async () => {
+    // The connection fails, emitting 'error' and then 'close'; at 'close' node:http emits the
+    // request's 'aborted', where a body parser gives up on the upload and the app's error handler
+    // answers, or the app answers by itself. None of that answer is sent: the line shows the
+    // response as it was when the connection failed.
+    const parse = json() as Middleware
+    const handler: Handler = (req, res) => {
+      if (req.method === 'GET') {
+        req.on('aborted', () => { res.statusCode = 503; res.setHeader('content-length', 3); res.end('bye') })
+        return
+      }
+      parse(req, res, (err) => {
+        res.statusCode = (err as { status?: number } | undefined)?.status ?? 200
+        res.setHeader('content-length', 5)
+        res.end('error')
+      })
+    }
+    const upload = 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":'
+    const leave = (request: string, how: 'end' | 'reset' | 'wait') => async (port: number): Promise<void> => {
+      const socket = await rawSocket(port)
+      socket.on('error', () => {})
+      let received = ''
+      socket.on('data', (chunk: Buffer) => { received += chunk.toString('latin1') })
+      socket.write(request)
+      await settle(30)
+      if (how === 'end') socket.end()
+      else if (how === 'reset') socket.resetAndDestroy()
+      await waitFor(() => socket.destroyed || received !== '', 5000)
+      socket.destroy()
+    }
+    const format = ':method :url :status :res[content-length] :response-time'
+    const cases: Array<[string, (port: number) => Promise<void>, object]> = [
+      // node answers 400 to an incomplete body itself
+      ['the client ends the connection mid-upload', leave(upload, 'end'), {}],
+      ['the client resets the connection mid-upload', leave(upload, 'reset'), {}],
+      // node answers 408 itself
+      ['the server\'s requestTimeout passes mid-upload', leave(upload, 'wait'), { requestTimeout: 200, connectionsCheckingInterval: 20 }],
+      ['the client resets the connection before the response', leave('GET /get HTTP/1.1\r\nHost: x\r\n\r\n', 'reset'), {}]
+    ]
+    for (const [what, send, serverOptions] of cases) {
+      const { ours, theirs } = await compareWithMorgan(format, send, { handler, serverOptions })
+      assert.equal(ours, theirs, what)
+      assert.match(ours, /^(POST \/upload|GET \/get) - - -$/, what)
+    }
+  })
+
+  it('leaves an error of a connection nothing else listens to unhandled, as it is without the logger', async () => {
+    // node:http takes its own listeners off a connection it hands over (an upgrade); the app is
+    // then to add its own. The logger's listener makes the line, and does not swallow the error.
+    const out = new LineCollector()
+    const log = logger(':url :status', { stream: out }) as Middleware
+    const outcomes: string[] = []
+    const server = await serve([], (req, res) => {
+      const socket = req.socket
+      const nodes = socket.listeners('error')
+      const handOver = (): void => { for (const listener of nodes) socket.removeListener('error', listener as () => void) }
+      const emit = (): string => {
+        try { socket.emit('error', new Error('boom')); return 'heard' } catch (err) { return `thrown ${(err as Error).message}` }
+      }
+      const check = (): void => {
+        handOver()
+        outcomes.push(emit())
+        socket.on('error', () => {})
+        outcomes.push(emit())
+        res.end()
+      }
+      if (req.url === '/plain') check()
+      else log(req, res, check)
+    })
+    try {
+      await request(server.port, { path: '/plain' })
+      await request(server.port, { path: '/logged' })
+      assert.deepEqual(await out.waitForLines(1), ['/logged -'])
+      assert.deepEqual(outcomes, ['thrown boom', 'heard', 'thrown boom', 'heard'])
+    } finally {
+      await server.close()
+    }
   })
 
   it('writes one line when the client goes away in the middle of the response', async () => {
