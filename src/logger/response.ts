@@ -172,9 +172,9 @@ function copyHeaders (headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
 }
 
 /**
- * The value of response header `name` (lower case) once the headers are written, as morgan
- * reads it: what the response holds, or else the value given to writeHead (the last of the
- * names that differ only in case).
+ * The value of response header `name` (as the format writes it) once the headers are written, as
+ * morgan reads it: what the response's getHeader gives for it, or else the value given to
+ * writeHead (the last of the names that differ only in case).
  */
 export function responseHeader (res: ServerResponse, name: string): number | string | string[] | undefined {
   const value = res.getHeader(name)
@@ -185,9 +185,11 @@ export function responseHeader (res: ServerResponse, name: string): number | str
   // of its own; otherwise it sets each one on the response. A name missing there then was taken
   // off on the way (a compression middleware wrapping writeHead drops Content-Length): not sent.
   if (typeof res.getHeaderNames === 'function' && res.getHeaderNames().length !== 0) return undefined
+  if (typeof name !== 'string') return undefined
+  const lower = name.toLowerCase()
   let found: OutgoingHttpHeader | undefined
   for (const key of Object.keys(given)) {
-    if (key === name || (key.length === name.length && key.toLowerCase() === name)) found = given[key]
+    if (key === lower || (key.length === lower.length && key.toLowerCase() === lower)) found = given[key]
   }
   return found
 }

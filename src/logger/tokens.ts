@@ -61,13 +61,12 @@ function joinHeader (value: number | string | string[] | undefined): string | un
   return Array.isArray(value) ? value.join(', ') : value as string | undefined
 }
 
-// The header name of each `:req[...]` / `:res[...]` argument, lower-cased once rather than on
-// every line: a format passes the same few arguments again and again. The name is kept as a
-// property key, which V8 stores internalized, so a header lookup with it needs no string-table
-// lookup and comparing it with a header name given in code is a pointer comparison. In-process
-// under callgrind, lower-casing and comparing the name of `:res[content-length]` had cost about
-// 800 instructions per 'combined' line. Bounded (see cache.ts): a format function may pass any
-// argument.
+// The header name of each `:req[...]` argument, lower-cased once rather than on every line: a
+// format passes the same few arguments again and again. The name is kept as a property key, which
+// V8 stores internalized, so a header lookup with it needs no string-table lookup and comparing it
+// with a header name given in code is a pointer comparison. In-process under callgrind,
+// lower-casing and comparing the name of `:res[content-length]` had cost about 800 instructions
+// per 'combined' line. Bounded (see cache.ts): a format function may pass any argument.
 const HEADER_KEYS = new BoundedCache<string>(256, 256)
 
 function lowerCaseKey (field: string): string {
@@ -82,8 +81,18 @@ function requestField (req: IncomingMessage, _res: unknown, key: string): string
   return joinHeader(req.headers[key])
 }
 
-function responseField (_req: unknown, res: ServerResponse, key: string): string | undefined {
-  return headersSent(res) ? joinHeader(responseHeader(res, key)) : undefined
+/**
+ * The key of a `:res[...]` argument in a compiled format: the name as written, which the
+ * response's getHeader is asked for, as morgan asks it (node:http's lower-cases it; a response of
+ * another kind may not), internalized as the keys of `:req[...]` are (node:http's getHeader
+ * lower-cases it to itself when it is in lower case already, as the predefined formats write it).
+ */
+function responseKey (field: string): string {
+  return Object.keys({ [field]: 0 })[0] as string
+}
+
+function responseField (_req: unknown, res: ServerResponse, name: string): string | undefined {
+  return headersSent(res) ? joinHeader(responseHeader(res, name)) : undefined
 }
 
 /** A number as text: a template literal takes V8's number-to-string cache, String() a call. */
@@ -133,7 +142,7 @@ const builtins: Record<string, BuiltinToken> = {
   // header name that is not a string throws, as in morgan, except before the response's headers
   // are sent, where morgan's :res gives `-` without reading it.
   req: (req, _res, field) => field === undefined ? undefined : requestField(req, undefined, headerKey(field as string)),
-  res: (req, res, field) => field === undefined || !headersSent(res) ? undefined : responseField(req, res, headerKey(field as string)),
+  res: (req, res, field) => field === undefined || !headersSent(res) ? undefined : responseField(req, res, field as string),
   // Not in morgan. Counted only for loggers whose format reads it (see hookBodyBytes).
   'res-bytes': (_req, res) => {
     const bytes = bodyBytes(res)
@@ -151,6 +160,6 @@ const SAFE_BUILTINS = ['response-time', 'total-time', 'res-bytes']
 export function registerTokens (token: (name: string, fn: BuiltinToken) => unknown): void {
   for (const name of SAFE_BUILTINS) markSafe(builtins[name] as BuiltinToken)
   markFieldReader(builtins.req as BuiltinToken, { key: headerKey, read: requestField })
-  markFieldReader(builtins.res as BuiltinToken, { key: headerKey, read: responseField })
+  markFieldReader(builtins.res as BuiltinToken, { key: responseKey, read: responseField })
   for (const name of Object.keys(builtins)) token(name, builtins[name] as BuiltinToken)
 }

@@ -98,7 +98,7 @@ describe('logger.compile(format)', () => {
     const table = logger as unknown as TokenIndexer
     const builtin = { req: table.req, res: table.res }
     const req = { headers: { 'x-id': 'a"b' } } as unknown as IncomingMessage
-    const res = { headersSent: true, getHeader: (name: string) => name === 'content-type' ? 'text/plain' : undefined } as unknown as ServerResponse
+    const res = { headersSent: true, getHeader: (name: string) => name.toLowerCase() === 'content-type' ? 'text/plain' : undefined } as unknown as ServerResponse
     assert.equal(fn(table, req, res), 'a\\"b|text/plain')
     try {
       logger.token('req', (_req, _res, arg) => `req(${String(arg)})`)

@@ -392,6 +392,25 @@ describe(':res[header]', () => {
   it('is - when no response was sent', async () => {
     assert.equal(await line(':res[content-length]', get(), { options: { immediate: true } }), '-')
   })
+
+  it('asks the response\'s getHeader for the name as the format writes it, as morgan does', async () => {
+    // A response class of the app's own whose getHeader knows a name in one spelling only.
+    class Served extends ServerResponse {
+      override getHeader (name: string): ReturnType<ServerResponse['getHeader']> {
+        return name === 'X-Served-By' ? 'node-7' : super.getHeader(name)
+      }
+    }
+    const handler = answer(200, 'ok', { 'content-type': 'text/plain' })
+    const serverOptions = { ServerResponse: Served as typeof ServerResponse }
+    const byHand: FormatFn = (tokens, req, res) => `${String(tokens.res(req, res, 'X-Served-By'))} ${String(tokens.res(req, res, 'x-served-by'))}`
+    for (const format of [':res[X-Served-By] :res[x-served-by] :res[Content-Type]', byHand]) {
+      const { ours, theirs } = await compareWithMorgan(format, get(), { handler, serverOptions })
+      assert.equal(ours, theirs)
+      assert.match(ours, /^node-7 (-|undefined)( text\/plain)?$/)
+    }
+    const json = await compareWithMorgan(logger.json({ by: ':res[X-Served-By]' }), get(), { handler, serverOptions })
+    assert.equal(json.ours, '{"by":"node-7"}')
+  })
 })
 
 describe('arguments a format function passes, which need not be text', () => {
