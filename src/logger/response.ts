@@ -22,8 +22,9 @@
 // Responses that are not node:http ServerResponses (HTTP/2 compatibility objects, test
 // doubles) keep using on-finished.
 import { ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http'
-import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
+import { errorMonitor } from 'node:events'
 import onFinished from 'on-finished'
 import { isUint8Array } from 'node:util/types'
 import { bytesOf } from '../chunk.js'
@@ -551,8 +552,9 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
       waiting[PREVIOUS_EMIT] = res.emit as Emit
       res.emit = emitWhenDone as ServerResponse['emit']
     }
-    const socket = res.socket as HeardSocket | null
-    if (socket !== null && socket[HEARD] !== true) hearSocketError(socket)
+    // (the request's: a pipelined response waiting for its turn has no socket yet)
+    const socket: unknown = res.socket ?? (res.req as IncomingMessage | undefined)?.socket
+    if (typeof socket === 'object' && socket !== null && (socket as HeardSocket)[HEARD] !== true) hearSocketError(socket as HeardSocket)
   }
 }
 
@@ -563,7 +565,6 @@ interface HeardSocket {
   /** node:http's own link from a connection to the response it is sending. */
   _httpMessage?: unknown
   on?: unknown
-  listenerCount?: unknown
 }
 
 // A connection that fails (the client resets it or leaves mid-upload, the server's requestTimeout
@@ -574,17 +575,17 @@ interface HeardSocket {
 // the response as it was then: no status when no headers had been written. The line is made
 // there too, for the response the connection is sending. One listener per connection (for each
 // copy of this module), kept for the life of the connection, rather than one added and removed
-// for each request as on-finished does; it does nothing once its response is done.
+// for each request as on-finished does; it does nothing once its response is done. It listens
+// through `errorMonitor`, which does not count as handling the error: an error nothing else
+// listens for (node:http takes its own listeners off a socket it hands over for an upgrade) stays
+// unhandled, as it is without the logger.
 function hearSocketError (socket: HeardSocket): void {
-  if (typeof socket.on !== 'function' || typeof socket.listenerCount !== 'function') return
+  if (typeof socket.on !== 'function') return
   socket[HEARD] = true
-  ;(socket.on as (event: string, listener: (err: unknown) => void) => unknown)('error', onSocketError)
+  ;(socket.on as (event: symbol, listener: () => void) => unknown)(errorMonitor, onSocketError)
 }
 
-function onSocketError (this: HeardSocket, err: unknown): void {
+function onSocketError (this: HeardSocket): void {
   const res = this._httpMessage
   if (res instanceof ServerResponse && (res as Waiting)[PENDING] !== undefined) runPending(res as Waiting)
-  // No other listener: node:http's were taken off (a socket handed over for an upgrade) and the
-  // app added none. The error stays as unhandled as it would be without this listener.
-  if ((this.listenerCount as (event: string) => number)('error') === 1) throw err
 }

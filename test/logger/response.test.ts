@@ -618,9 +618,10 @@ describe('the end of the response', () => {
     }
   })
 
-  it('leaves an error of a connection nothing else listens to unhandled, as it is without the logger', async () => {
+  it('leaves an error of the connection as handled or unhandled as it is without the logger', async () => {
     // node:http takes its own listeners off a connection it hands over (an upgrade); the app is
-    // then to add its own. The logger's listener makes the line, and does not swallow the error.
+    // then to add its own. The logger's listener makes the line, and neither handles the error
+    // nor takes it for unhandled while the app's listeners hear it.
     const out = new LineCollector()
     const log = logger(':url :status', { stream: out }) as Middleware
     const outcomes: string[] = []
@@ -631,11 +632,11 @@ describe('the end of the response', () => {
       const emit = (): string => {
         try { socket.emit('error', new Error('boom')); return 'heard' } catch (err) { return `thrown ${(err as Error).message}` }
       }
+      // The app's own listener, which takes itself off as it runs, before the logger's.
+      socket.once('error', () => {})
       const check = (): void => {
         handOver()
-        outcomes.push(emit())
-        socket.on('error', () => {})
-        outcomes.push(emit())
+        outcomes.push(emit(), emit())
         res.end()
       }
       if (req.url === '/plain') check()
@@ -645,10 +646,44 @@ describe('the end of the response', () => {
       await request(server.port, { path: '/plain' })
       await request(server.port, { path: '/logged' })
       assert.deepEqual(await out.waitForLines(1), ['/logged -'])
-      assert.deepEqual(outcomes, ['thrown boom', 'heard', 'thrown boom', 'heard'])
+      assert.deepEqual(outcomes, ['heard', 'thrown boom', 'heard', 'thrown boom'])
     } finally {
       await server.close()
     }
+  })
+
+  it('writes the line as the connection fails for a pipelined response that waited for its turn, as morgan does', async () => {
+    // The first request is not logged; the second, pipelined behind it, is logged while its
+    // response has no socket yet, and its client leaves mid-upload once it has its turn.
+    const parse = json() as Middleware
+    const { ours, theirs } = await compareWithMorgan(':method :url :status', async (port) => {
+      const socket = await rawSocket(port)
+      socket.on('error', () => {})
+      socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nPOST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":')
+      await settle(100)
+      socket.resetAndDestroy()
+      await settle(30)
+    }, {
+      before: [(req, res, next) => { if (req.url === '/first') setTimeout(() => res.end('first'), 30); else next() }],
+      handler: (req, res) => { parse(req, res, (err) => { res.statusCode = (err as { status?: number } | undefined)?.status ?? 200; res.end() }) }
+    })
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'POST /upload -')
+  })
+
+  it('takes a response made from ServerResponse.prototype without its constructor, which has no socket, as morgan does', async () => {
+    // (as unit tests make stand-ins: Object.create(express.response))
+    const lines: string[] = []
+    const log = logger(':method :url :status', { stream: { write: (line: string) => { lines.push(line) } } })
+    const res = Object.create(ServerResponse.prototype) as ServerResponse
+    const req = { headers: {}, method: 'GET', url: '/stand-in', socket: {} } as unknown as IncomingMessage
+    let called = false
+    log(req, res, () => { called = true })
+    assert.equal(called, true)
+    res.statusCode = 200
+    res.emit('finish')
+    await waitFor(() => lines.length === 1)
+    assert.deepEqual(lines, ['GET /stand-in -\n'])
   })
 
   it('writes one line when the client goes away in the middle of the response', async () => {
