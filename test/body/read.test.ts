@@ -6,6 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import { IncomingMessage } from 'node:http'
 import type { ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import bodyParser from 'body-parser'
 import createError from 'http-errors'
@@ -156,6 +157,52 @@ describe('limit', () => {
   it('accepts a body exactly at the limit', async () => {
     const seen = await compare(server, raw({ limit: 100 }), bodyParser.raw({ limit: 100 }), { headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' }, body: ['a'.repeat(50), 'b'.repeat(50)] })
     assert.equal((seen.body as { hex: string }).hex.length, 200)
+  })
+})
+
+describe('Expect: 100-continue', () => {
+  /** Everything the socket receives until `done` says it has what it waits for. */
+  const received = async (socket: Socket, done: (text: string) => boolean): Promise<string> => await within(new Promise<string>((resolve) => {
+    let text = ''
+    const onData = (chunk: Buffer): void => {
+      text += chunk.toString('latin1')
+      if (done(text)) { socket.off('data', onData); resolve(text) }
+    }
+    socket.on('data', onData)
+  }), 'the response')
+  const bodyOf = (text: string): Seen => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4)) as Seen
+  const whole = (text: string): boolean => /\r\n\r\n\{.*\}$/s.test(text)
+
+  it('reads the body the client sends once node:http has told it to continue, as body-parser does, and the connection serves the next request', async () => {
+    for (const mw of [json(), bodyParser.json()]) {
+      const path = server.mount(mw)
+      const socket = await rawSocket(server.port)
+      try {
+        socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 7, expect: '100-continue' }))
+        assert.equal(await received(socket, (text) => text.endsWith('\r\n\r\n')), 'HTTP/1.1 100 Continue\r\n\r\n')
+        socket.write('{"a":1}')
+        assert.deepEqual(bodyOf(await received(socket, whole)).body, { a: 1 })
+        socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 7 }) + '{"b":2}')
+        assert.deepEqual(bodyOf(await received(socket, whole)).body, { b: 2 })
+      } finally {
+        socket.destroy()
+      }
+    }
+  })
+
+  it('answers a Content-Length over the limit without waiting for a body the client holds back until it is told to continue', async () => {
+    // node:http tells it to continue before the app runs; the 413 follows without a byte of body.
+    const path = server.mount(json({ limit: 10 }))
+    const socket = await rawSocket(server.port)
+    try {
+      socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': 1000, expect: '100-continue' }))
+      const text = await received(socket, whole)
+      assert.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 200 OK\r\n/)
+      assert.deepEqual(bodyOf(text).error?.props, { expected: 1000, length: 1000, limit: 10 })
+      assert.equal(bodyOf(text).error?.type, 'entity.too.large')
+    } finally {
+      socket.destroy()
+    }
   })
 })
 
