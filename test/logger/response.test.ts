@@ -191,6 +191,26 @@ describe('the start of the response', () => {
     assert.ok(marks[2] instanceof Date)
   })
 
+  it('is the final response\'s, not that of an informational 1xx sent before it, as with morgan', async () => {
+    const marks: unknown[] = []
+    const handler = (_req: IncomingMessage, res: ServerResponse & { _startAt?: unknown }): void => {
+      res.writeContinue()
+      res.writeProcessing()
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' })
+      marks.push(res._startAt, res.headersSent)
+      setTimeout(() => {
+        res.writeHead(201, { 'content-length': 4, link: '</app.js>; rel=preload' })
+        marks.push(res._startAt)
+        res.end('done')
+      }, 20)
+    }
+    const { ours, theirs } = await compareWithMorgan(':status :res[content-length] :res[link]', get, { handler: handler as never })
+    assert.equal(ours, theirs)
+    assert.equal(ours, '201 4 </app.js>; rel=preload')
+    assert.deepEqual(marks.slice(0, 2), [undefined, false])
+    assert.ok(Array.isArray(marks[2]))
+  })
+
   it('is marked by the first writeHead that takes effect, whatever the app left in res._startAt, as with morgan, over HTTP/1 and HTTP/2', async () => {
     type Marked = ServerResponse & { _startAt?: unknown }
     // What res._startAt is after each step, told apart without reading a clock: undefined, the
