@@ -22,9 +22,8 @@
 // Responses that are not node:http ServerResponses (HTTP/2 compatibility objects, test
 // doubles) keep using on-finished.
 import { ServerResponse, validateHeaderName, validateHeaderValue } from 'node:http'
-import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from 'node:http'
 import { AsyncResource } from 'node:async_hooks'
-import { errorMonitor } from 'node:events'
 import onFinished from 'on-finished'
 import { isUint8Array } from 'node:util/types'
 import { bytesOf } from '../chunk.js'
@@ -378,8 +377,12 @@ type Emit = (this: ServerResponse, ...args: unknown[]) => boolean
 
 const PREVIOUS_EMIT = Symbol('foyer.logger.emit')
 
+const LISTENING_ON = Symbol('foyer.logger.listeningOn')
+
 interface Waiting extends Hooked {
   [PREVIOUS_EMIT]?: Emit
+  /** The connection whose 'error' is heard for this response (see listenForFailure). */
+  [LISTENING_ON]?: Listened | undefined
 }
 
 function isDone (res: ServerResponse): boolean {
@@ -463,10 +466,12 @@ function forgetFinishing (res: Waiting): void {
 }
 
 // Four entries per logger waiting on a response: listener, state, subject, resource.
-function runPending (res: Hooked): void {
+function runPending (res: Waiting): void {
   const pending = res[PENDING]
   if (pending === undefined) return
   res[PENDING] = undefined
+  const socket = res[LISTENING_ON]
+  if (socket !== undefined) stopListening(res, socket)
   if (finishing.length !== 0) forgetFinishing(res)
   for (let i = 0; i < pending.length; i += 4) {
     (pending[i + 3] as AsyncResource).runInAsyncScope(pending[i] as DoneListener<unknown, unknown>, null, pending[i + 1], res, pending[i + 2])
@@ -492,7 +497,12 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
       if (call !== undefined && event === 'finish') settleEnd(this, call)
       runPending(this)
     }
-  } else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
+  } else if (event === 'prefinish') {
+    if (this[PENDING] !== undefined) noteFinishing(this)
+  } else if (event === 'socket' && this[PENDING] !== undefined && this[LISTENING_ON] === undefined) {
+    // a pipelined response given its connection once the responses before it are done
+    listenForFailure(this, arguments[1])
+  }
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
 
@@ -552,40 +562,45 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
       waiting[PREVIOUS_EMIT] = res.emit as Emit
       res.emit = emitWhenDone as ServerResponse['emit']
     }
-    // (the request's: a pipelined response waiting for its turn has no socket yet)
-    const socket: unknown = res.socket ?? (res.req as IncomingMessage | undefined)?.socket
-    if (typeof socket === 'object' && socket !== null && (socket as HeardSocket)[HEARD] !== true) hearSocketError(socket as HeardSocket)
+    const socket: unknown = res.socket
+    // (a pipelined response waiting for its turn gets its socket later: see emitWhenDone)
+    if (socket !== null && socket !== undefined) listenForFailure(waiting, socket)
   }
 }
 
-const HEARD = Symbol('foyer.logger.socketErrorHeard')
-
-interface HeardSocket {
-  [HEARD]?: true
+interface Listened {
+  on: (event: string, listener: () => void) => unknown
+  removeListener: (event: string, listener: () => void) => unknown
   /** node:http's own link from a connection to the response it is sending. */
   _httpMessage?: unknown
-  on?: unknown
 }
 
 // A connection that fails (the client resets it or leaves mid-upload, the server's requestTimeout
-// gives up on it) emits 'error' first, then 'close'; at 'close' node:http emits the request's
-// 'aborted', and an app, or its error handler called by a body parser, may set a status and end
-// the response on the dead connection before the response's own 'close'. None of that is sent.
-// morgan's line is made at the connection's 'error' (on-finished listens for it), so it shows
-// the response as it was then: no status when no headers had been written. The line is made
-// there too, for the response the connection is sending. One listener per connection (for each
-// copy of this module), kept for the life of the connection, rather than one added and removed
-// for each request as on-finished does; it does nothing once its response is done. It listens
-// through `errorMonitor`, which does not count as handling the error: an error nothing else
-// listens for (node:http takes its own listeners off a socket it hands over for an upgrade) stays
-// unhandled, as it is without the logger.
-function hearSocketError (socket: HeardSocket): void {
-  if (typeof socket.on !== 'function') return
-  socket[HEARD] = true
-  ;(socket.on as (event: symbol, listener: () => void) => unknown)(errorMonitor, onSocketError)
+// gives up on it) is destroyed with an error: it emits 'error', then 'close'. At 'close' node:http
+// emits the request's 'aborted', and an app, or its error handler called by a body parser, may set
+// a status and end the response on the dead connection before the response's own 'close'. None of
+// that is sent. morgan's line is made at the connection's 'error', by the listener on-finished adds
+// for the request when the logger runs (and takes off when the response is done), so it shows the
+// response as the 'error' listeners before it left it: no status when no headers were written, or
+// the answer of a 'clientError' listener of the server's, or of an on-finished callback of an
+// earlier middleware; and not the 413 that body-parser's error handler makes from a listener
+// added after it. The line is made by such a listener here too, added as the logger runs (or when
+// the response gets its connection) and taken off once the line is made. While it is on, it hears
+// the connection's errors as morgan's does (an error no other listener hears is not thrown). It is
+// one shared function: adding and taking it off cost about 50 ns per request in-process.
+function listenForFailure (res: Waiting, socket: unknown): void {
+  const listened = socket as Partial<Listened>
+  if (typeof listened.on !== 'function' || typeof listened.removeListener !== 'function') return
+  res[LISTENING_ON] = listened as Listened
+  listened.on('error', onSocketError)
 }
 
-function onSocketError (this: HeardSocket): void {
+function stopListening (res: Waiting, socket: Listened): void {
+  res[LISTENING_ON] = undefined
+  socket.removeListener('error', onSocketError)
+}
+
+function onSocketError (this: Listened): void {
   const res = this._httpMessage
-  if (res instanceof ServerResponse && (res as Waiting)[PENDING] !== undefined) runPending(res as Waiting)
+  if (res instanceof ServerResponse && (res as Waiting)[LISTENING_ON] === this) runPending(res as Waiting)
 }

@@ -11,6 +11,8 @@ import { connect as http2Connect, createServer as createHttp2Server } from 'node
 import { connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { Writable } from 'node:stream'
+import bodyParser from 'body-parser'
+import onFinished from 'on-finished'
 import { json } from '../../src/body/index.js'
 import { logger } from '../../src/index.js'
 import { loadCopy } from '../helpers/realm.js'
@@ -638,38 +640,80 @@ describe('the end of the response', () => {
     }
   })
 
-  it('leaves an error of the connection as handled or unhandled as it is without the logger', async () => {
-    // node:http takes its own listeners off a connection it hands over (an upgrade); the app is
-    // then to add its own. The logger's listener makes the line, and neither handles the error
-    // nor takes it for unhandled while the app's listeners hear it.
+  it('hears an error of the connection while its response is pending, as morgan does, and no longer once the line is made', async () => {
+    // node:http takes its own listeners off a connection it hands over (an upgrade): an error
+    // nothing hears is thrown. morgan's listener hears one while the response is pending, makes
+    // the line, and is taken off; so is the logger's.
     const out = new LineCollector()
-    const log = logger(':url :status', { stream: out }) as Middleware
-    const outcomes: string[] = []
+    const logs: Record<string, Middleware> = {
+      '/foyer': logger(':url :status', { stream: out }) as Middleware,
+      '/morgan': morgan(':url :status', { stream: callRecorder() }) as Middleware
+    }
+    const outcomes: Record<string, string[]> = {}
     const server = await serve([], (req, res) => {
       const socket = req.socket
       const nodes = socket.listeners('error')
-      const handOver = (): void => { for (const listener of nodes) socket.removeListener('error', listener as () => void) }
       const emit = (): string => {
         try { socket.emit('error', new Error('boom')); return 'heard' } catch (err) { return `thrown ${(err as Error).message}` }
       }
-      // The app's own listener, which takes itself off as it runs, before the logger's.
-      socket.once('error', () => {})
       const check = (): void => {
-        handOver()
-        outcomes.push(emit(), emit())
+        for (const listener of nodes) socket.removeListener('error', listener as () => void)
+        outcomes[req.url ?? ''] = [emit(), emit()]
         res.end()
       }
-      if (req.url === '/plain') check()
+      const log = logs[req.url ?? '']
+      if (log === undefined) check()
       else log(req, res, check)
     })
     try {
-      await request(server.port, { path: '/plain' })
-      await request(server.port, { path: '/logged' })
-      assert.deepEqual(await out.waitForLines(1), ['/logged -'])
-      assert.deepEqual(outcomes, ['heard', 'thrown boom', 'heard', 'thrown boom'])
+      for (const path of ['/plain', '/foyer', '/morgan']) await request(server.port, { path })
+      assert.deepEqual(await out.waitForLines(1), ['/foyer -'])
+      assert.deepEqual(outcomes, {
+        '/plain': ['thrown boom', 'thrown boom'],
+        '/foyer': ['heard', 'thrown boom'],
+        '/morgan': ['heard', 'thrown boom']
+      })
     } finally {
       await server.close()
     }
+  })
+
+  it('makes the line after the connection\'s \'error\' listeners that were there when the logger ran, and before those added after it, as morgan does', async () => {
+    // Before: a 'clientError' listener of the server's answering on the response node is sending
+    // (node's own listener calls it), or an on-finished callback of an earlier middleware. After:
+    // body-parser, which answers a body over its limit once the request is done (on-finished too).
+    const answer499 = (res: ServerResponse): void => { if (!res.headersSent) { res.statusCode = 499; res.end() } }
+    const reset = async (port: number): Promise<void> => {
+      const socket = await rawSocket(port)
+      socket.on('error', () => {})
+      socket.write('POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":')
+      await settle(50)
+      socket.resetAndDestroy()
+      await settle(30)
+    }
+    const earlier: Middleware = (_req, res, next) => { onFinished(res, (err) => { if (err !== null) answer499(res) }); next() }
+    const never: Handler = () => { /* never answers */ }
+    const before = await compareWithMorgan(':method :url :status', reset, { before: [earlier], handler: never })
+    assert.equal(before.ours, before.theirs)
+    assert.equal(before.ours, 'POST /up 499')
+    const fromServer = await compareWithMorgan(':method :url :status', reset, {
+      handler: never,
+      before: [(req, _res, next) => {
+        const server = (req.socket as Socket & { server?: EventEmitter }).server
+        if (server !== undefined && server.listenerCount('clientError') === 0) {
+          server.on('clientError', (_err: unknown, socket: Socket & { _httpMessage?: ServerResponse | null }) => { if (socket._httpMessage) answer499(socket._httpMessage) })
+        }
+        next()
+      }]
+    })
+    assert.equal(fromServer.ours, fromServer.theirs)
+    assert.equal(fromServer.ours, 'POST /up 499')
+    const parser = bodyParser.json({ limit: 10 }) as Middleware
+    const after = await compareWithMorgan(':method :url :status', reset, {
+      handler: (req, res) => { parser(req, res, (err) => { res.statusCode = (err as { status?: number } | undefined)?.status ?? 200; res.end() }) }
+    })
+    assert.equal(after.ours, after.theirs)
+    assert.equal(after.ours, 'POST /up -')
   })
 
   it('writes the line as the connection fails for a pipelined response that waited for its turn, as morgan does', async () => {
