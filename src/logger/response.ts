@@ -497,12 +497,7 @@ function emitWhenDone (this: Waiting, event: unknown): boolean {
       if (call !== undefined && event === 'finish') settleEnd(this, call)
       runPending(this)
     }
-  } else if (event === 'prefinish') {
-    if (this[PENDING] !== undefined) noteFinishing(this)
-  } else if (event === 'socket' && this[PENDING] !== undefined && this[LISTENING_ON] === undefined) {
-    // a pipelined response given its connection once the responses before it are done
-    listenForFailure(this, arguments[1])
-  }
+  } else if (event === 'prefinish' && this[PENDING] !== undefined) noteFinishing(this)
   return arguments.length === 1 ? previous.call(this, event) : previous.apply(this, arguments as unknown as unknown[])
 }
 
@@ -563,16 +558,24 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
       res.emit = emitWhenDone as ServerResponse['emit']
     }
     const socket: unknown = res.socket
-    // (a pipelined response waiting for its turn gets its socket later: see emitWhenDone)
     if (socket !== null && socket !== undefined) listenForFailure(waiting, socket)
+    // A pipelined response waiting for its turn gets its connection later: heard from then on,
+    // after the 'socket' listeners of the middlewares before the logger, as on-finished hears it.
+    else if (socket === null) res.once('socket', onResponseSocket)
   }
 }
+
+function onResponseSocket (this: Waiting, socket: unknown): void {
+  if (this[PENDING] !== undefined && this[LISTENING_ON] === undefined) listenForFailure(this, socket)
+}
+
+const HEARD_FOR = Symbol('foyer.logger.heardFor')
 
 interface Listened {
   on: (event: string, listener: () => void) => unknown
   removeListener: (event: string, listener: () => void) => unknown
-  /** node:http's own link from a connection to the response it is sending. */
-  _httpMessage?: unknown
+  /** The response this copy of the module hears the connection's 'error' for. */
+  [HEARD_FOR]?: Waiting | undefined
 }
 
 // A connection that fails (the client resets it or leaves mid-upload, the server's requestTimeout
@@ -588,19 +591,26 @@ interface Listened {
 // the response gets its connection) and taken off once the line is made. While it is on, it hears
 // the connection's errors as morgan's does (an error no other listener hears is not thrown). It is
 // one shared function: adding and taking it off cost about 50 ns per request in-process.
+// A connection carries one response at a time: the next (pipelined) one gets it once this one is
+// done, and so once its line is made and this listener is taken off. The listener finds its
+// response on the connection, whether or not node:http still links the two (an app that took the
+// connection over with res.detachSocket()).
 function listenForFailure (res: Waiting, socket: unknown): void {
+  if (typeof socket !== 'object' || socket === null) return
   const listened = socket as Partial<Listened>
   if (typeof listened.on !== 'function' || typeof listened.removeListener !== 'function') return
   res[LISTENING_ON] = listened as Listened
+  listened[HEARD_FOR] = res
   listened.on('error', onSocketError)
 }
 
 function stopListening (res: Waiting, socket: Listened): void {
   res[LISTENING_ON] = undefined
+  if (socket[HEARD_FOR] === res) socket[HEARD_FOR] = undefined
   socket.removeListener('error', onSocketError)
 }
 
 function onSocketError (this: Listened): void {
-  const res = this._httpMessage
-  if (res instanceof ServerResponse && (res as Waiting)[LISTENING_ON] === this) runPending(res as Waiting)
+  const res = this[HEARD_FOR]
+  if (res !== undefined && res[LISTENING_ON] === this) runPending(res)
 }

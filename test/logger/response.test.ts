@@ -716,6 +716,41 @@ describe('the end of the response', () => {
     assert.equal(after.ours, 'POST /up -')
   })
 
+  it('hears the connection\'s failure after the \'error\' listeners that were there when the logger ran, for a pipelined response that got its connection later too, as morgan does', async () => {
+    // An earlier middleware answers 499 from an on-finished callback when the connection fails.
+    // /b, pipelined behind /a, gets the connection once /a is answered; then the client leaves.
+    const earlier: Middleware = (_req, res, next) => { onFinished(res, (err) => { if (err !== null && !res.headersSent) { res.statusCode = 499; res.end() } }); next() }
+    const { ours, theirs } = await compareWithMorgan(':method :url :status', async (port) => {
+      const socket = await rawSocket(port)
+      socket.on('error', () => {})
+      socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n')
+      await settle(100)
+      socket.resetAndDestroy()
+      await settle(30)
+    }, { before: [earlier], handler: (req, res) => { if (req.url === '/a') setTimeout(() => res.end('a'), 30) }, lines: 2 })
+    assert.equal(ours, theirs)
+    assert.equal(ours, 'GET /a 200\nGET /b 499')
+  })
+
+  it('writes the line when a connection the app took over from its response fails, and stops hearing it, as morgan does', async () => {
+    const out = new LineCollector()
+    const log = logger(':method :url :status', { stream: out }) as Middleware
+    let taken: Socket | undefined
+    const server = await serve([log], (req, res) => { taken = req.socket; res.detachSocket(req.socket) })
+    try {
+      const socket = await rawSocket(server.port)
+      socket.on('error', () => {})
+      socket.write('GET /taken HTTP/1.1\r\nHost: x\r\n\r\n')
+      await waitFor(() => taken !== undefined)
+      const before = taken?.listenerCount('error')
+      socket.resetAndDestroy()
+      assert.deepEqual(await out.waitForLines(1), ['GET /taken -'])
+      assert.equal(taken?.listenerCount('error'), (before as number) - 1)
+    } finally {
+      await server.close()
+    }
+  })
+
   it('writes the line as the connection fails for a pipelined response that waited for its turn, as morgan does', async () => {
     // The first request is not logged; the second, pipelined behind it, is logged while its
     // response has no socket yet, and its client leaves mid-upload once it has its turn.
