@@ -574,8 +574,8 @@ const HEARD_FOR = Symbol('foyer.logger.heardFor')
 interface Listened {
   on: (event: string, listener: () => void) => unknown
   removeListener: (event: string, listener: () => void) => unknown
-  /** The response this copy of the module hears the connection's 'error' for. */
-  [HEARD_FOR]?: Waiting | undefined
+  /** The response (or responses) this copy of the module hears the connection's 'error' for. */
+  [HEARD_FOR]?: Waiting | Waiting[] | undefined
 }
 
 // A connection that fails (the client resets it or leaves mid-upload, the server's requestTimeout
@@ -591,26 +591,36 @@ interface Listened {
 // the response gets its connection) and taken off once the line is made. While it is on, it hears
 // the connection's errors as morgan's does (an error no other listener hears is not thrown). It is
 // one shared function: adding and taking it off cost about 50 ns per request in-process.
-// A connection carries one response at a time: the next (pipelined) one gets it once this one is
-// done, and so once its line is made and this listener is taken off. The listener finds its
-// response on the connection, whether or not node:http still links the two (an app that took the
-// connection over with res.detachSocket()).
+// The listener finds its response on the connection, whether or not node:http still links the
+// two (an app that took the connection over with res.detachSocket()). A connection usually
+// carries one response at a time (a pipelined one gets it once the one before is done, and so once
+// its line is made and its listener taken off); when the app detached one that is still pending,
+// node gives the connection to the next at once, and both are heard.
 function listenForFailure (res: Waiting, socket: unknown): void {
   if (typeof socket !== 'object' || socket === null) return
   const listened = socket as Partial<Listened>
   if (typeof listened.on !== 'function' || typeof listened.removeListener !== 'function') return
   res[LISTENING_ON] = listened as Listened
-  listened[HEARD_FOR] = res
+  const heard = listened[HEARD_FOR]
+  listened[HEARD_FOR] = heard === undefined ? res : Array.isArray(heard) ? [...heard, res] : [heard, res]
   listened.on('error', onSocketError)
 }
 
 function stopListening (res: Waiting, socket: Listened): void {
   res[LISTENING_ON] = undefined
-  if (socket[HEARD_FOR] === res) socket[HEARD_FOR] = undefined
+  const heard = socket[HEARD_FOR]
+  if (heard === res) socket[HEARD_FOR] = undefined
+  else if (Array.isArray(heard)) {
+    const rest = heard.filter((other) => other !== res)
+    socket[HEARD_FOR] = rest.length === 0 ? undefined : rest.length === 1 ? rest[0] : rest
+  }
   socket.removeListener('error', onSocketError)
 }
 
 function onSocketError (this: Listened): void {
-  const res = this[HEARD_FOR]
-  if (res !== undefined && res[LISTENING_ON] === this) runPending(res)
+  const heard = this[HEARD_FOR]
+  if (heard === undefined) return
+  for (const res of Array.isArray(heard) ? heard : [heard]) {
+    if (res[LISTENING_ON] === this) runPending(res)
+  }
 }
