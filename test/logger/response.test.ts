@@ -360,6 +360,18 @@ function onSyncSocket (): { req: IncomingMessage, res: ServerResponse } {
   return { req, res }
 }
 
+/** Sends `request` on a raw connection, waits `ms`, then resets the connection (a client that leaves). */
+function sendThenReset (request: string, ms = 100): (port: number) => Promise<void> {
+  return async (port) => {
+    const socket = await rawSocket(port)
+    socket.on('error', () => {})
+    socket.write(request)
+    await settle(ms)
+    socket.resetAndDestroy()
+    await settle(30)
+  }
+}
+
 describe('the end of the response', () => {
   it('writes one line per logger when the response finishes', async () => {
     const out = new LineCollector()
@@ -683,14 +695,7 @@ describe('the end of the response', () => {
     // (node's own listener calls it), or an on-finished callback of an earlier middleware. After:
     // body-parser, which answers a body over its limit once the request is done (on-finished too).
     const answer499 = (res: ServerResponse): void => { if (!res.headersSent) { res.statusCode = 499; res.end() } }
-    const reset = async (port: number): Promise<void> => {
-      const socket = await rawSocket(port)
-      socket.on('error', () => {})
-      socket.write('POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":')
-      await settle(50)
-      socket.resetAndDestroy()
-      await settle(30)
-    }
+    const reset = sendThenReset('POST /up HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"a":', 50)
     const earlier: Middleware = (_req, res, next) => { onFinished(res, (err) => { if (err !== null) answer499(res) }); next() }
     const never: Handler = () => { /* never answers */ }
     const before = await compareWithMorgan(':method :url :status', reset, { before: [earlier], handler: never })
@@ -720,14 +725,7 @@ describe('the end of the response', () => {
     // An earlier middleware answers 499 from an on-finished callback when the connection fails.
     // /b, pipelined behind /a, gets the connection once /a is answered; then the client leaves.
     const earlier: Middleware = (_req, res, next) => { onFinished(res, (err) => { if (err !== null && !res.headersSent) { res.statusCode = 499; res.end() } }); next() }
-    const { ours, theirs } = await compareWithMorgan(':method :url :status', async (port) => {
-      const socket = await rawSocket(port)
-      socket.on('error', () => {})
-      socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n')
-      await settle(100)
-      socket.resetAndDestroy()
-      await settle(30)
-    }, { before: [earlier], handler: (req, res) => { if (req.url === '/a') setTimeout(() => res.end('a'), 30) }, lines: 2 })
+    const { ours, theirs } = await compareWithMorgan(':method :url :status', sendThenReset('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n'), { before: [earlier], handler: (req, res) => { if (req.url === '/a') setTimeout(() => res.end('a'), 30) }, lines: 2 })
     assert.equal(ours, theirs)
     assert.equal(ours, 'GET /a 200\nGET /b 499')
   })
@@ -759,14 +757,9 @@ describe('the end of the response', () => {
     // The first request is not logged; the second, pipelined behind it, is logged while its
     // response has no socket yet, and its client leaves mid-upload once it has its turn.
     const parse = json() as Middleware
-    const { ours, theirs } = await compareWithMorgan(':method :url :status', async (port) => {
-      const socket = await rawSocket(port)
-      socket.on('error', () => {})
-      socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\nPOST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":')
-      await settle(100)
-      socket.resetAndDestroy()
-      await settle(30)
-    }, {
+    const first = 'GET /first HTTP/1.1\r\nHost: x\r\n\r\n'
+    const upload = 'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"a":'
+    const { ours, theirs } = await compareWithMorgan(':method :url :status', sendThenReset(first + upload), {
       before: [(req, res, next) => { if (req.url === '/first') setTimeout(() => res.end('first'), 30); else next() }],
       handler: (req, res) => { parse(req, res, (err) => { res.statusCode = (err as { status?: number } | undefined)?.status ?? 200; res.end() }) }
     })
