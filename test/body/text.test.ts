@@ -3,8 +3,9 @@ import assert from 'node:assert/strict'
 import bodyParser from 'body-parser'
 import iconv from 'iconv-lite'
 import { text } from '../../src/body/index.js'
-import { compare, send, startBodyServer } from '../helpers/body-server.js'
-import type { BodyServer } from '../helpers/body-server.js'
+import { compare, readResponse, requestHead, send, startBodyServer } from '../helpers/body-server.js'
+import type { BodyServer, Seen } from '../helpers/body-server.js'
+import { rawSocket } from '../helpers/server.js'
 
 let server: BodyServer
 before(async () => { server = await startBodyServer() })
@@ -58,6 +59,52 @@ describe('text() charset', () => {
       const body = Buffer.concat([Buffer.from(bom), iconv.encode('hi', charset)])
       const seen = await compare(server, text(), bodyParser.text(), { headers: { 'content-type': `text/plain; charset=${charset}` }, body })
       assert.equal(seen.body, 'hi')
+    }
+  })
+
+  /**
+   * Sends `body` in two pieces, cut at `cut`: the second is written once the server has taken the
+   * first from the connection, so the parser gets them one after the other.
+   */
+  async function sendInTwo (mw: unknown, charset: string, body: Buffer, cut: number): Promise<Seen> {
+    let firstArrived = (): void => {}
+    const arrived = new Promise<void>((resolve) => { firstArrived = resolve })
+    const path = server.mount(mw, (req) => {
+      const push = req.push
+      req.push = function (chunk: unknown, encoding?: BufferEncoding) {
+        if (chunk !== null) firstArrived()
+        return push.call(this, chunk, encoding)
+      }
+    })
+    const socket = await rawSocket(server.port)
+    try {
+      const reply = readResponse(socket)
+      socket.write(Buffer.concat([Buffer.from(requestHead(path, { 'content-type': `text/plain; charset=${charset}`, 'content-length': body.length })), body.subarray(0, cut)]))
+      await arrived
+      socket.write(body.subarray(cut))
+      const { status, body: seen } = await reply
+      assert.equal(status, 200)
+      return JSON.parse(seen) as Seen
+    } finally {
+      socket.destroy()
+    }
+  }
+
+  it('decodes a multi-byte charset from the whole body, wherever the network cuts it', async () => {
+    const cases: Array<[string, Buffer, number]> = [
+      // a lead byte that ends the first piece, and a byte that cannot complete it
+      ['shift_jis', Buffer.from([0x81, 0x21, 0x41]), 1],
+      // no byte-order mark: the byte order is guessed from the text
+      ['utf-16', iconv.encode('\u4e2d\u6587\u4e2d\u6587\u4e2d\u6587\u4e2d\u6587 and some ascii', 'utf-16be'), 16],
+      ['utf-32', iconv.encode('\u{10000}'.repeat(6) + '","abcdefghijklmnop', 'utf-32be'), 32]
+    ]
+    for (const [charset, body, cut] of cases) {
+      const whole = iconv.decode(body, charset)
+      const ours = await sendInTwo(text(), charset, body, cut)
+      assert.equal(ours.body, whole, charset)
+      // body-parser decodes each piece as it arrives: the cut reached the parser
+      const theirs = await sendInTwo(bodyParser.text(), charset, body, cut)
+      assert.notEqual(theirs.body, whole, charset)
     }
   })
 

@@ -255,9 +255,10 @@ export function wireOf (req: Request, payload: Buffer): Wire {
 }
 
 // iconv-lite's streaming decoders of these charsets (Shift_JIS, GBK, Big5, EUC-JP... and UTF-7)
-// can lose or change a character where one piece of the body ends and the next begins, and that
-// of utf-16 without a byte-order mark guesses the byte order from the first 16 bytes alone.
-export const DECODED_IN_PIECES_DIFFERS = new Set(['DBCSCodec', 'Utf7Codec', 'Utf7IMAPCodec', 'Utf16Codec'])
+// can lose or change a character where one piece of the body ends and the next begins, and those
+// of utf-16 and utf-32 without a byte-order mark guess the byte order from the first pieces that
+// hold 16 bytes (32 for utf-32).
+export const DECODED_IN_PIECES_DIFFERS = new Set(['DBCSCodec', 'Utf7Codec', 'Utf7IMAPCodec', 'Utf16Codec', 'Utf32AutoCodec'])
 
 /** Whether a charset named in the Content-Type or as the default is one of those. */
 export function piecesMatter (type: string | undefined, defaultCharset: string | undefined): boolean {
