@@ -106,6 +106,8 @@ class ReadState extends AsyncResource {
   wire = 0
   ended = false
   done = false
+  /** The app destroyed the request mid-body: it fails once its connection has closed (see onAborted). */
+  closing = false
 
   constructor (req: BodySource, res: ServerResponse | Http2ServerResponse | undefined, options: ReadOptions, charset: string | null,
     inflater: Transform | null, expected: number | null, callback: ReadCallback<unknown, BodySource>, arg: unknown) {
@@ -418,7 +420,7 @@ function onInflateError (this: Transform, err: unknown): void {
 // flushing) neither means anything.
 function onError (this: BodySource, err?: unknown): void {
   const state = stateOf(this as Carrier)
-  if (state === undefined || state.ended) return
+  if (state === undefined || state.ended || state.closing) return
   fail(state, sourceError(this, err, state))
 }
 
@@ -462,19 +464,32 @@ export function asAbort (err: Error): Error {
 
 function onClose (this: BodySource): void {
   const state = stateOf(this as Carrier)
-  if (state !== undefined && !state.ended) fail(state, requestAborted(state.wire, state.expected))
+  if (state !== undefined && !state.ended && !state.closing) fail(state, requestAborted(state.wire, state.expected))
 }
 
 /**
  * node:http also emits 'aborted' inside `req.destroy()` called by the app (a deadline, a
- * middleware giving up on the request), with the connection still open: `next(err)` is not
+ * middleware giving up on the request), with the connection still open. `next(err)` is not
  * called from inside that call, where an app would find its response already answered by its
- * error handler when the call returns, but from the request's 'error' or 'close' that follow
- * once the connection is closed, as before.
+ * error handler when the call returns, nor from the request's own 'error' and 'close' that
+ * follow: node emits them a tick later, before the connection's 'close' and so before the
+ * response's, and an error handler called there would end the response, unsent, with a status
+ * that a logger or a tracing agent hearing the response's 'close' records. It is called from the
+ * connection's 'close', after node has closed the response, as body-parser calls it (from the
+ * on-finished listener it adds then).
  */
 function onAborted (this: BodySource): void {
-  if (this instanceof IncomingMessage && this.socket?.destroyed === false) return
-  onClose.call(this)
+  const socket = this instanceof IncomingMessage ? this.socket : null
+  if (socket === null || socket.destroyed) {
+    onClose.call(this)
+    return
+  }
+  const state = stateOf(this as Carrier)
+  if (state === undefined || state.ended || state.closing) return
+  state.closing = true
+  socket.once('close', () => {
+    if (stateOf(state.req as Carrier) === state) fail(state, requestAborted(state.wire, state.expected))
+  })
 }
 
 function ignore (): void {}

@@ -412,6 +412,43 @@ describe('aborted requests', () => {
     }
   })
 
+  it('calls next once the connection has closed when the app destroys the request mid-body, after the response closes, as body-parser does', async () => {
+    const orders: string[][] = []
+    const readerAsMiddleware = (req: IncomingMessage, _res: ServerResponse, next: (err?: unknown) => void): void => {
+      readJson(req).then(() => next(), next)
+    }
+    for (const mw of [json(), bodyParser.json(), readerAsMiddleware]) {
+      const order: string[] = []
+      let done: () => void = () => {}
+      const called = new Promise<void>((resolve) => { done = resolve })
+      const srv = await startServer((req, res) => {
+        res.on('close', () => { order.push(`response closes with ${res.headersSent ? res.statusCode : '-'}`) })
+        // a deadline that gives up on the request, leaving the answer to the error handler
+        setTimeout(() => { req.destroy() }, 50)
+        mw(req, res, (err?: unknown) => {
+          order.push(`next(${(err as { type?: string } | undefined)?.type ?? ''})`)
+          res.statusCode = (err as { status?: number } | undefined)?.status ?? 200
+          res.end('error page')
+          done()
+        })
+      })
+      try {
+        const socket = await rawSocket(srv.port)
+        socket.on('error', () => {})
+        socket.write(requestHead('/', { ...JSON_HEADERS, 'content-length': 100 }) + '{"a":')
+        await within(called, 'next is called')
+        await delay(20)
+        orders.push(order)
+        socket.destroy()
+      } finally {
+        await srv.close()
+      }
+    }
+    assert.deepEqual(orders[0], ['response closes with -', 'next(request.aborted)'])
+    assert.deepEqual(orders[1], orders[0])
+    assert.deepEqual(orders[2], orders[0])
+  })
+
   it('expected is null for a chunked body', async () => {
     const path = server.mount(text())
     const observed = server.observe(path)
