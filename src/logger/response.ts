@@ -272,11 +272,13 @@ function count (res: Counted, chunk: unknown, encoding: unknown, taken: boolean)
 
 // node:http takes a chunk unless the response was already ended or destroyed (the write fails),
 // its connection was destroyed (node drops the chunk: the response's own 'close' comes a tick
-// later, so a chunk written in between, after a timeout or an 'aborted', would count), or it has
-// no body (HEAD, 204, 304: node drops it). `_hasBody` is only known after the first write stored
-// the headers, so it is read after the call.
+// later, so a chunk written in between, after a timeout or an 'aborted', would count) or no longer
+// takes writes (the app ended it: the write fails on the connection), or it has no body (HEAD,
+// 204, 304: node drops it). `_hasBody` is only known after the first write stored the headers, so
+// it is read after the call.
 function usable (res: Counted): boolean {
-  return !res.writableEnded && !res.destroyed && res.socket?.destroyed !== true
+  const socket = res.socket
+  return !res.writableEnded && !res.destroyed && (socket === null || socket === undefined || (!socket.destroyed && socket.writable !== false))
 }
 
 function countingWrite (this: Counted, chunk: unknown, encoding?: unknown): unknown {

@@ -786,6 +786,26 @@ describe(':res-bytes', () => {
     assert.deepEqual(lines.sort(), ['/aborted-then-end 0', '/destroy-then-end 0'])
   })
 
+  it('counts nothing written once the app has ended its side of the connection', async () => {
+    // node writes what comes after the connection's end() to nothing (the socket reports a write
+    // after end)
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
+      res.write('ab')
+      if (req.url === '/end') req.socket.end()
+      else req.socket.destroySoon()
+      res.end('hello')
+    }
+    for (const path of ['/end', '/destroy-soon']) {
+      let body = ''
+      const lines = await bytesLines(handler, async (port) => {
+        const text = await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`)
+        body = text.slice(text.indexOf('\r\n\r\n') + 4)
+      }, 1, ':url :res-bytes')
+      assert.equal(body, '2\r\nab\r\n', path)
+      assert.deepEqual(lines, [`${path} 2`])
+    }
+  })
+
   it('is 0 for a pipelined response whose connection closed before its turn, which node closes from Node.js 24', async () => {
     // /first never answers; /second is answered at once, and its response waits for the first's
     // turn on the connection. The client leaves: nothing of /second was ever sent.
