@@ -790,10 +790,11 @@ describe(':res-bytes', () => {
     // node writes what comes after the connection's end() to nothing (the socket reports a write
     // after end)
     const handler = (req: IncomingMessage, res: ServerResponse): void => {
-      res.write('ab')
-      if (req.url === '/end') req.socket.end()
-      else req.socket.destroySoon()
-      res.end('hello')
+      res.write('ab', () => {
+        if (req.url === '/end') req.socket.end()
+        else req.socket.destroySoon()
+        res.end('hello')
+      })
     }
     for (const path of ['/end', '/destroy-soon']) {
       let body = ''
