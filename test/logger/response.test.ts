@@ -753,6 +753,26 @@ describe('the end of the response', () => {
     }
   })
 
+  it('writes the line when a connection the app took over from its pending response closes, as morgan does', async () => {
+    // node no longer closes a response with the connection it was detached from
+    const handler: Handler = (req, res) => {
+      const socket = req.socket
+      if (req.url === '/part') {
+        res.writeHead(200, { 'Content-Length': 4 })
+        res.write('ab')
+      }
+      res.detachSocket(socket)
+      socket.end(req.url === '/part' ? 'cd' : 'HTTP/1.1 204 No Content\r\n\r\n')
+    }
+    for (const path of ['/part', '/raw']) {
+      const { ours, theirs } = await compareWithMorgan(':url :status :res[content-length]', async (port) => {
+        await rawRequest(port, `GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`)
+      }, { handler })
+      assert.equal(ours, theirs)
+      assert.equal(ours, path === '/part' ? '/part 200 4' : '/raw - -')
+    }
+  })
+
   it('writes the line as the connection fails for a pipelined response that waited for its turn, as morgan does', async () => {
     // The first request is not logged; the second, pipelined behind it, is logged while its
     // response has no socket yet, and its client leaves mid-upload once it has its turn.
