@@ -44,13 +44,21 @@ const PENDING = Symbol('foyer.logger.pending')
 // shares: the built-in tokens are those of the first copy loaded, and a logger made by a later
 // copy (a second installed version, a reload) hooks the response for them.
 const GIVEN = Symbol.for('foyer.logger.writeHeadHeaders')
+/** On the copy kept under GIVEN: the object went on through a writeHead put on the response before the logger's. */
+const PASSED_ON = Symbol.for('foyer.logger.writeHeadPassedOn')
+
+interface GivenHeaders extends OutgoingHttpHeaders {
+  [PASSED_ON]?: true
+}
 
 interface Hooked extends ServerResponse, StartMark {
   [PREVIOUS]?: WriteHead
   [MARKED]?: true | undefined
   [PENDING]?: unknown[] | undefined
   /** The headers object given to writeHead. */
-  [GIVEN]?: OutgoingHttpHeaders
+  [GIVEN]?: GivenHeaders
+  /** node:http's own: the head of the response as it was written. */
+  _header?: unknown
 }
 
 function setHeadersFromArray (res: ServerResponse, headers: unknown[]): void {
@@ -116,7 +124,12 @@ function writeHead (this: Hooked, statusCode: unknown, reason?: unknown, headers
     }
     throw err
   }
-  if (copy !== undefined) this[GIVEN] = copy
+  if (copy !== undefined) {
+    // A writeHead put on this response before the logger's (by a middleware that came first) may
+    // hand node:http another object than the one it was given (see responseHeader).
+    if (previous !== (Object.getPrototypeOf(this) as { writeHead?: unknown } | null)?.writeHead) (copy as GivenHeaders)[PASSED_ON] = true
+    this[GIVEN] = copy
+  }
   return result
 }
 
@@ -191,7 +204,27 @@ export function responseHeader (res: ServerResponse, name: string): number | str
   for (const key of Object.keys(given)) {
     if (key === lower || (key.length === lower.length && key.toLowerCase() === lower)) found = given[key]
   }
+  // Given to a writeHead that came before the logger's, the object may have reached node:http
+  // changed (a value rewritten, a name taken off): what was sent is in the head node:http wrote.
+  const head = (res as Hooked)._header
+  if (found !== undefined && given[PASSED_ON] === true && typeof head === 'string') return sentHeader(head, lower)
   return found
+}
+
+/** The value (or values) of header `lower` in `head`, the head of a response as node:http wrote it. */
+function sentHeader (head: string, lower: string): string | string[] | undefined {
+  let values: string[] | undefined
+  let at = head.indexOf('\r\n') + 2
+  while (at > 1) {
+    const end = head.indexOf('\r\n', at)
+    if (end === -1 || end === at) break
+    const colon = head.indexOf(':', at)
+    if (colon !== -1 && colon < end && colon - at === lower.length && head.slice(at, colon).toLowerCase() === lower) {
+      (values ??= []).push(head.slice(head.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1, end))
+    }
+    at = end + 2
+  }
+  return values === undefined || values.length > 1 ? values : values[0]
 }
 
 /** Records the response start (`res._startAt`) when its headers are written. */

@@ -165,6 +165,33 @@ describe('headers given to writeHead', () => {
     }
   })
 
+  it('are logged as they were sent when a middleware wrapping writeHead before the logger hands node:http another object', async () => {
+    // It rewrites a value and drops Content-Length; the app sets no header with setHeader, so
+    // node:http sends that object as it is.
+    const rewrites: Middleware = (_req, res, next) => {
+      const writeHead = res.writeHead
+      res.writeHead = function (this: ServerResponse, status: number, headers?: OutgoingHttpHeaders) {
+        const { 'Content-Length': _length, ...rest } = headers ?? {}
+        return writeHead.call(this, status, { ...rest, 'X-A': 'rewritten', 'Set-Cookie': ['a=1', 'b=2'] })
+      } as ServerResponse['writeHead']
+      next()
+    }
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'Content-Length': 2, 'X-A': 'original', 'Set-Cookie': 'c=3' })
+      res.end('ok')
+    }
+    const out = new LineCollector()
+    const server = await serve([rewrites, logger(':status :res[content-length] :res[x-a] :res[set-cookie]', { stream: out }) as Middleware], handler)
+    try {
+      const reply = await rawRequest(server.port, 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+      assert.doesNotMatch(reply, /content-length/i)
+      assert.match(reply, /\r\nX-A: rewritten\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\n/)
+      assert.deepEqual(await out.waitForLines(1), ['200 - rewritten a=1, b=2'])
+    } finally {
+      await server.close()
+    }
+  })
+
   it('reach the client unchanged, reason phrase included', async () => {
     const log = logger(':status', { stream: new LineCollector() }) as Middleware
     const server = await serve([log], (_req, res) => { res.writeHead(201, 'Made', ['X-A', '1', 'X-A', '2']); res.end('ok') })
