@@ -11,6 +11,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { IncomingMessage } from 'node:http'
 import type { ServerResponse } from 'node:http'
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
+import type { Socket } from 'node:net'
 import type { Readable, Transform } from 'node:stream'
 import onFinished from 'on-finished'
 import { isHttp2Compat } from '../http2.js'
@@ -106,7 +107,7 @@ class ReadState extends AsyncResource {
   wire = 0
   ended = false
   done = false
-  /** The app destroyed the request mid-body: it fails once its connection has closed (see onAborted). */
+  /** The app destroyed the request mid-body: it fails once its connection has failed or closed (see onAborted). */
   closing = false
 
   constructor (req: BodySource, res: ServerResponse | Http2ServerResponse | undefined, options: ReadOptions, charset: string | null,
@@ -475,21 +476,27 @@ function onClose (this: BodySource): void {
  * follow: node emits them a tick later, before the connection's 'close' and so before the
  * response's, and an error handler called there would end the response, unsent, with a status
  * that a logger or a tracing agent hearing the response's 'close' records. It is called from the
- * connection's 'close', after node has closed the response, as body-parser calls it (from the
- * on-finished listener it adds then).
+ * connection's 'close', after node has closed the response, or from its 'error' when the app gave
+ * destroy() one, as body-parser calls it (from the on-finished listener it adds then). A request
+ * made by hand on a stand-in for a connection that has no such events fails at once, as before.
  */
 function onAborted (this: BodySource): void {
-  const socket = this instanceof IncomingMessage ? this.socket : null
-  if (socket === null || socket.destroyed) {
+  const socket = this instanceof IncomingMessage ? this.socket as Partial<Socket> | null | undefined : null
+  if (socket === null || socket === undefined || socket.destroyed !== false || typeof socket.on !== 'function' || typeof socket.removeListener !== 'function') {
     onClose.call(this)
     return
   }
   const state = stateOf(this as Carrier)
   if (state === undefined || state.ended || state.closing) return
   state.closing = true
-  socket.once('close', () => {
+  // (destroyed with an error, the connection emits it before its 'close': on-finished hears both)
+  const closed = (): void => {
+    socket.removeListener?.('error', closed)
+    socket.removeListener?.('close', closed)
     if (stateOf(state.req as Carrier) === state) fail(state, requestAborted(state.wire, state.expected))
-  })
+  }
+  socket.on('error', closed)
+  socket.on('close', closed)
 }
 
 function ignore (): void {}

@@ -412,7 +412,15 @@ describe('aborted requests', () => {
     }
   })
 
-  it('calls next once the connection has closed when the app destroys the request mid-body, after the response closes, as body-parser does', async () => {
+  for (const withError of [false, true]) {
+    it(`calls next once the connection has ${withError ? 'failed' : 'closed'} when the app destroys the request mid-body${withError ? ' with an error' : ''}, as body-parser does`, async () => {
+      await destroyedByTheApp(withError)
+    })
+  }
+
+  // The order of the response's 'close' and `next` when the app destroys the request mid-body:
+  // the same for foyer's parser and reader as for body-parser's.
+  async function destroyedByTheApp (withError: boolean): Promise<void> {
     const orders: string[][] = []
     const readerAsMiddleware = (req: IncomingMessage, _res: ServerResponse, next: (err?: unknown) => void): void => {
       readJson(req).then(() => next(), next)
@@ -424,7 +432,7 @@ describe('aborted requests', () => {
       const srv = await startServer((req, res) => {
         res.on('close', () => { order.push(`response closes with ${res.headersSent ? res.statusCode : '-'}`) })
         // a deadline that gives up on the request, leaving the answer to the error handler
-        setTimeout(() => { req.destroy() }, 50)
+        setTimeout(() => { req.destroy(withError ? new Error('deadline') : undefined) }, 50)
         mw(req, res, (err?: unknown) => {
           order.push(`next(${(err as { type?: string } | undefined)?.type ?? ''})`)
           res.statusCode = (err as { status?: number } | undefined)?.status ?? 200
@@ -444,9 +452,27 @@ describe('aborted requests', () => {
         await srv.close()
       }
     }
-    assert.deepEqual(orders[0], ['response closes with -', 'next(request.aborted)'])
+    // destroyed with an error, the connection emits it before its 'close', and next comes there
+    assert.deepEqual(orders[0], withError ? ['next(request.aborted)', 'response closes with 400'] : ['response closes with -', 'next(request.aborted)'])
     assert.deepEqual(orders[1], orders[0])
     assert.deepEqual(orders[2], orders[0])
+  }
+
+  it('gets 400 request.aborted when the app destroys a request made by hand on a stand-in for a connection without events', async () => {
+    const made = (): IncomingMessage => {
+      const req = new IncomingMessage({ readable: true, destroy () {} } as never)
+      req.method = 'POST'
+      req.headers = { ...JSON_HEADERS, 'content-length': '20' }
+      req._read = () => {}
+      // (node's own destroy() then fails on such a stand-in, and emits that on the request)
+      req.on('error', () => {})
+      req.push('{"a":')
+      setImmediate(() => { req.destroy() })
+      return req
+    }
+    await assert.rejects(within(readJson(made()), 'readJson'), { type: 'request.aborted', status: 400 })
+    const seen = await within(new Promise<unknown>((resolve) => { json()(made(), {} as ServerResponse, resolve) }), 'json')
+    assert.equal((seen as { type?: string }).type, 'request.aborted')
   })
 
   it('expected is null for a chunked body', async () => {
