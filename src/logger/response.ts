@@ -205,22 +205,38 @@ export function responseHeader (res: ServerResponse, name: string): number | str
     if (key === lower || (key.length === lower.length && key.toLowerCase() === lower)) found = given[key]
   }
   // Given to a writeHead that came before the logger's, the object may have reached node:http
-  // changed (a value rewritten, a name taken off): what was sent is in the head node:http wrote.
+  // changed (a value rewritten, a name taken off or added): what was sent is in the head node:http
+  // wrote, where it adds some names of its own, which morgan does not see.
   const head = (res as Hooked)._header
-  if (found !== undefined && given[PASSED_ON] === true && typeof head === 'string') return sentHeader(head, lower)
+  if (given[PASSED_ON] === true && typeof head === 'string' && (found !== undefined || !ADDED_BY_NODE.has(lower))) return sentHeader(head, lower)
   return found
 }
 
-/** The value (or values) of header `lower` in `head`, the head of a response as node:http wrote it. */
+/** The headers node:http adds to a head written from an object when the object has none. */
+const ADDED_BY_NODE = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding'])
+
+/**
+ * The value (or values) of header `lower` in `head`, the head of a response as node:http wrote it
+ * from an object: that of the last of the names that differ only in case, as setting them one
+ * after the other on the response (as on-headers does for morgan) leaves it.
+ */
 function sentHeader (head: string, lower: string): string | string[] | undefined {
   let values: string[] | undefined
+  let spelling = ''
   let at = head.indexOf('\r\n') + 2
   while (at > 1) {
     const end = head.indexOf('\r\n', at)
     if (end === -1 || end === at) break
     const colon = head.indexOf(':', at)
-    if (colon !== -1 && colon < end && colon - at === lower.length && head.slice(at, colon).toLowerCase() === lower) {
-      (values ??= []).push(head.slice(head.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1, end))
+    if (colon !== -1 && colon < end && colon - at === lower.length) {
+      const name = head.slice(at, colon)
+      if (name.toLowerCase() === lower) {
+        const value = head.slice(head.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1, end)
+        // a list of values is written as one line each, under one spelling
+        if (values === undefined || name !== spelling) values = [value]
+        else values.push(value)
+        spelling = name
+      }
     }
     at = end + 2
   }
@@ -618,8 +634,10 @@ export function whenDone<State, Subject> (res: ServerResponse, listener: DoneLis
 function detachHeard (this: Waiting, socket: unknown): void {
   ;(this[PREVIOUS_DETACH] ?? nodeDetachSocket).call(this, socket)
   if (this[PENDING] === undefined || typeof socket !== 'object' || socket === null) return
-  const closing = socket as { once?: unknown }
-  if (typeof closing.once === 'function') (closing.once as (event: string, listener: () => void) => unknown)('close', () => { runPending(this) })
+  const closing = socket as { once?: unknown, destroyed?: unknown }
+  // (detached by a 'close' listener of the connection's, a listener added now would not be called)
+  if (closing.destroyed === true) scheduleImmediate(runPending, this)
+  else if (typeof closing.once === 'function') (closing.once as (event: string, listener: () => void) => unknown)('close', () => { runPending(this) })
 }
 
 function onResponseSocket (this: Waiting, socket: unknown): void {

@@ -27,11 +27,11 @@ const get = async (port: number): Promise<unknown> => await request(port, { path
  * morgan and foyer each alone on a server of its own (so morgan's on-headers cannot set headers
  * for foyer), one request each: their lines, without the newline.
  */
-async function eachAlone (morganFormat: string, foyerFormat: string, handler: Handler): Promise<SideBySide> {
+async function eachAlone (morganFormat: string, foyerFormat: string, handler: Handler, before: Middleware[] = []): Promise<SideBySide> {
   const recorder = callRecorder()
   const collector = new LineCollector()
   for (const log of [morgan(morganFormat, { stream: recorder }), logger(foyerFormat, { stream: collector })]) {
-    const server = await serve([log as Middleware], handler)
+    const server = await serve([...before, log as Middleware], handler)
     try { await get(server.port) } finally { await server.close() }
   }
   const [ours] = await collector.waitForLines(1)
@@ -190,6 +190,25 @@ describe('headers given to writeHead', () => {
     } finally {
       await server.close()
     }
+  })
+
+  it('are read from what was sent, as morgan reads them, when a middleware wrapping writeHead before the logger passes them on with one of its own', async () => {
+    const addsOne: Middleware = (_req, res, next) => {
+      const writeHead = res.writeHead
+      res.writeHead = function (this: ServerResponse, status: number, headers?: OutgoingHttpHeaders) {
+        return writeHead.call(this, status, { ...headers, 'X-Added': 'yes' })
+      } as ServerResponse['writeHead']
+      next()
+    }
+    const handler = (_req: IncomingMessage, res: ServerResponse): void => {
+      res.writeHead(200, { 'Content-Length': '2', 'X-A': '1', 'x-a': '2', 'Set-Cookie': ['a=1', 'b=2'] })
+      res.end('ok')
+    }
+    // (node:http adds Date and Connection to the head by itself: neither logger sees them)
+    const format = ':res[content-length] :res[x-a] :res[set-cookie] :res[x-added] :res[date] :res[connection]'
+    const { ours, theirs } = await eachAlone(format, format, handler, [addsOne])
+    assert.equal(ours, theirs)
+    assert.equal(ours, '2 2 a=1, b=2 yes - -')
   })
 
   it('reach the client unchanged, reason phrase included', async () => {
@@ -798,6 +817,31 @@ describe('the end of the response', () => {
       assert.equal(ours, theirs)
       assert.equal(ours, path === '/part' ? '/part 200 4' : '/raw - -')
     }
+  })
+
+  it('writes the line of a pending response the app detaches from a \'close\' listener of its connection\'s, as morgan does', async () => {
+    // the listener comes before node's own, which would close the response
+    const linesOf = async (log: Middleware, lines: () => string[]): Promise<string[]> => {
+      const pending = new WeakMap<Socket, ServerResponse>()
+      const server = await serve([log], (req, res) => { pending.set(req.socket, res) })
+      server.server.on('connection', (socket: Socket) => {
+        socket.once('close', () => { pending.get(socket)?.detachSocket(socket) })
+      })
+      try {
+        const socket = await rawSocket(server.port)
+        socket.write('GET /detach HTTP/1.1\r\nHost: x\r\n\r\n')
+        await settle(50)
+        socket.destroy()
+        await waitFor(() => lines().length === 1)
+        return lines()
+      } finally {
+        await server.close()
+      }
+    }
+    const recorder = callRecorder()
+    assert.deepEqual(await linesOf(morgan(':method :url :status', { stream: recorder }), () => recorder.calls), ['GET /detach -\n'])
+    const out = new LineCollector()
+    assert.deepEqual(await linesOf(logger(':method :url :status', { stream: out }) as Middleware, () => out.lines), ['GET /detach -'])
   })
 
   it('writes the line as the connection fails for a pipelined response that waited for its turn, as morgan does', async () => {
