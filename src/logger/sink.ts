@@ -2,14 +2,14 @@
 //
 // - One sink per stream (kept on the stream, so every copy of this module finds it; see SINK),
 //   so several loggers writing to one stream share one queue and keep their lines in order.
-// - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued
-//   lines joined into one write: the lines that arrived while the previous write was in
-//   progress, and for files, sockets and the main thread's standard output, the lines of one
-//   event-loop turn at least and, under load, everything within BATCH_INTERVAL of the last
-//   write. A write to a file costs tens of microseconds (stream machinery, thread pool,
-//   write(2)): one per line would cost more than making the line. Every chunk holds whole lines,
-//   so several processes appending to one file (O_APPEND, one write(2) per chunk) never tear or
-//   interleave lines.
+// - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued lines
+//   joined into one write: the lines that arrived while the previous write was in progress, and for
+//   files, sockets and the main thread's standard output, the lines of one event-loop turn at least
+//   and, under load, everything within BATCH_INTERVAL of the last write (but see nodeFile for a file
+//   stream with an fs of its own). A write to a file costs tens of microseconds (stream machinery,
+//   thread pool, write(2)): one per line would cost more than making the line. Every chunk holds
+//   whole lines, so several processes appending to one file (O_APPEND, one write(2) per chunk) never
+//   tear or interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
 //   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
 //   strings until the write. A line is a string built from a dozen pieces; kept for the ~10 ms
@@ -30,8 +30,8 @@
 //   destroyed or errored, are dropped and counted.
 // - At process exit ('exit' runs for process.exit(), the end of the event loop, an uncaught
 //   exception, and signal handlers that call process.exit()), lines still held here are written
-//   synchronously to the file descriptor when the stream is an fs.WriteStream or
-//   process.stdout/stderr, after whatever the stream itself still buffers, and first what a
+//   synchronously to the file descriptor when the stream is an fs.WriteStream (writing through
+//   node's own fs: see nodeFile) or process.stdout/stderr, after whatever the stream itself still buffers, and first what a
 //   pipe has not yet taken of the write in progress (see unwrittenRest); other streams get
 //   them through write(), which only a synchronous writer completes. A write to a file already
 //   in progress in the thread pool may finish after them, or not at all. Signals the process does
@@ -41,7 +41,7 @@
 //   instead, to lose fewer, cost 1.21 and 1.23 x the 10 ms window in server CPU per request
 //   (median per-round ratio, 6 and 10 rounds, 2026-11-23: a server logging 'combined' to
 //   process.stdout redirected to a file, under autocannon's 10 connections).
-import { WriteStream, openSync, writeSync } from 'node:fs'
+import nodeFs, { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
 import { Writable } from 'node:stream'
@@ -354,7 +354,27 @@ function takesBytes (stream: LogStream): boolean {
   // In a worker thread, the standard output and error are streams in the process, passing each
   // chunk to the main thread as a message: no system call to spread over a batch, and a worker
   // that is terminated runs no exit hook to write what a batch still holds.
-  return stream instanceof WriteStream || stream instanceof Socket || ((stream === process.stdout || stream === process.stderr) && isMainThread)
+  return nodeFile(stream) || stream instanceof Socket || ((stream === process.stdout || stream === process.stderr) && isMainThread)
+}
+
+/**
+ * Whether `stream` is an fs.WriteStream that writes through node's own fs. One made with an `fs`
+ * option of its own (an in-memory file system such as memfs, or a virtual one) has a descriptor
+ * that means nothing to node: written to with writeSync it fails (EBADF), or, if the number
+ * happens to be a real open descriptor, writes into an unrelated file; opened with openSync it
+ * creates a real file. Such a stream is written to as a stream in the process is (see
+ * takesBytes): each line is handed to its write() at once, as morgan does, so a custom fs whose
+ * write is synchronous has it as the process exits, as it has morgan's; at exit, lines that waited
+ * behind a write in progress are handed to write() too. Node keeps the option, or its own fs
+ * when none is given, under a symbol described as 'kFs' (Node.js 20 to 26); a stream without
+ * one is taken to use node's fs.
+ */
+function nodeFile (stream: object): boolean {
+  if (!(stream instanceof WriteStream)) return false
+  for (const key of Object.getOwnPropertySymbols(stream)) {
+    if (key.description === 'kFs') return (stream as unknown as Record<symbol, unknown>)[key] === nodeFs
+  }
+  return true
 }
 
 /** Whether text in `encoding` decodes differently joined than line by line. */
@@ -397,23 +417,24 @@ interface HeldWrite {
 
 /** Whether `stream` is one lines are written to synchronously at exit (see exitDescriptor). */
 function writtenAtExit (stream: object): boolean {
-  return stream === process.stdout || stream === process.stderr || stream instanceof WriteStream
+  return stream === process.stdout || stream === process.stderr || nodeFile(stream)
 }
 
-/** The file descriptor lines can be written to synchronously at exit, if there is one. */
+/**
+ * The file descriptor lines can be written to synchronously at exit, if there is one, for a
+ * stream that is written to at exit (see writtenAtExit).
+ */
 function exitDescriptor (stream: EventSource): number | undefined {
-  if (writtenAtExit(stream)) {
-    if (typeof stream.fd === 'number' && stream.fd >= 0) return stream.fd
-    // A file stream still opening: its open, held up behind other work of node's thread pool,
-    // has not run yet, so open it here. (Node's thread pool still carries that open out as the
-    // process ends: one that truncates the file, as the default flags 'w' do, empties it again
-    // after the lines are written. Nothing here can stop it.)
-    const file: EventSource = stream
-    if (stream instanceof WriteStream && file.pending === true && (typeof file.path === 'string' || Buffer.isBuffer(file.path))) {
-      const flags = typeof file.flags === 'string' || typeof file.flags === 'number' ? file.flags : 'w'
-      const mode = typeof file.mode === 'number' ? file.mode : 0o666
-      try { return openSync(file.path, flags, mode) } catch { return undefined }
-    }
+  if (typeof stream.fd === 'number' && stream.fd >= 0) return stream.fd
+  // A file stream still opening: its open, held up behind other work of node's thread pool,
+  // has not run yet, so open it here. (Node's thread pool still carries that open out as the
+  // process ends: one that truncates the file, as the default flags 'w' do, empties it again
+  // after the lines are written. Nothing here can stop it.)
+  const file: EventSource = stream
+  if (stream instanceof WriteStream && file.pending === true && (typeof file.path === 'string' || Buffer.isBuffer(file.path))) {
+    const flags = typeof file.flags === 'string' || typeof file.flags === 'number' ? file.flags : 'w'
+    const mode = typeof file.mode === 'number' ? file.mode : 0o666
+    try { return openSync(file.path, flags, mode) } catch { return undefined }
   }
   return undefined
 }
@@ -468,6 +489,8 @@ export class Sink implements Output, Flushable {
   private inFlight = false
   /** At exit, what the stream itself still held was written (see flushSync). */
   private exitFlushed = false
+  /** Lines are written to the stream's file descriptor at exit (see writtenAtExit). */
+  private readonly atExit: boolean
   /** The descriptor lines were written to at exit: a file still opening is opened once. */
   private exitFd: number | undefined
   /** write() returned false: nothing more until 'drain'. */
@@ -503,6 +526,7 @@ export class Sink implements Output, Flushable {
       (bytes || !perLineEncoding(encoding))
     this.bytes = this.batched && bytes ? new ByteBatch(encoding) : undefined
     this.writableState = (stream as { _writableState?: { defaultEncoding?: unknown } })._writableState
+    this.atExit = writtenAtExit(stream)
     // Only an EventEmitter has 'error', 'close' and 'drain' to listen to: another object's `on`
     // or `once` may mean anything.
     this.canWait = stream instanceof EventEmitter
@@ -624,7 +648,7 @@ export class Sink implements Output, Flushable {
    * written then: see flushSync). Another stream's write may never be called back.
    */
   private release (): void {
-    if (this.owners.length === 0 && (!this.inFlight || !writtenAtExit(this.stream))) shared.holding.delete(this)
+    if (this.owners.length === 0 && (!this.inFlight || !this.atExit)) shared.holding.delete(this)
   }
 
   flushSync (): void {
@@ -638,7 +662,7 @@ export class Sink implements Output, Flushable {
     const owners = this.owners
     const counts = this.counts
     const taken = owners.length === 0 ? undefined : this.takeBatch()
-    const fd = hasOwnWrite(stream) ? undefined : (this.exitFd ??= exitDescriptor(stream))
+    const fd = hasOwnWrite(stream) || !this.atExit ? undefined : (this.exitFd ??= exitDescriptor(stream))
     if (fd === undefined || Array.isArray(taken)) {
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's
       // encoding; all counted as dropped if the stream throws, as in flush and writeHeld (a list's

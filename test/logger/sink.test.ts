@@ -1600,6 +1600,40 @@ describe('lines at exit', () => {
     }
   })
 
+  it('reach a file stream made with an fs of its own through that fs, as morgan\'s do, never node\'s descriptor of the same number or a real file at its path', async () => {
+    const dir = tempDir()
+    try {
+      const found: Record<string, unknown> = {}
+      for (const opening of ['0', '1']) {
+        const file = join(dir, `access-${opening}.log`)
+        const other = join(dir, `other-${opening}.txt`)
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/custom-fs-exit.ts'], {
+          env: { ...process.env, LOG_FILE: file, OTHER_FILE: other, OPENING: opening },
+          stdio: ['ignore', 'pipe', 'pipe']
+        })
+        let stdout = ''
+        child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
+        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+        try {
+          const port = await portOf(child)
+          await request(port, { path: '/x' }).catch(() => undefined)
+          assert.equal(await exited, 0)
+        } finally {
+          child.kill()
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+        found[opening] = { memory: JSON.parse(stdout), other: readFileSync(other, 'utf8'), made: readdirSync(dir).includes(`access-${opening}.log`) }
+      }
+      // (a stream still opening holds the line, as it holds morgan's: it never reaches the fs)
+      assert.deepEqual(found, {
+        0: { memory: ['GET /x 200\n'], other: '', made: false },
+        1: { memory: [], other: '', made: false }
+      })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('reach a file stream whose open waits behind other work of node\'s thread pool, with the flag \'a\'; with \'w\' the stream\'s own open, carried out as the process ends, empties the file (README)', async () => {
     const dir = tempDir()
     try {
