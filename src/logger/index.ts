@@ -121,8 +121,8 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
   /**
    * Where lines go. A byte stream (any `stream.Writable` not in object mode, such as an
    * fs.WriteStream or process.stdout) receives lines batched: one write holds the lines of one
-   * event-loop turn, and for a file, a socket or the main thread's standard output every line
-   * since the previous write, at most about 10 ms of lines under load. Other writers (object-mode
+   * event-loop turn, and, in the main thread, for a file, a socket or the standard output every
+   * line since the previous write, at most about 10 ms of lines under load. Other writers (object-mode
    * streams, plain `{ write }` objects) get one call per line, synchronously, as with morgan. An
    * 'error' on the stream is reported once through process.emitWarning and never crashes the
    * process; lines for it are dropped from then on,

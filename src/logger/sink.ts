@@ -3,19 +3,19 @@
 // - One sink per stream (kept on the stream, so every copy of this module finds it; see SINK),
 //   so several loggers writing to one stream share one queue and keep their lines in order.
 // - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued lines
-//   joined into one write: the lines that arrived while the previous write was in progress, and for
-//   files, sockets and the main thread's standard output, the lines of one event-loop turn at least
-//   and, under load, everything within BATCH_INTERVAL of the last write (but see nodeFile for a file
-//   stream with an fs of its own). A write to a file costs tens of microseconds (stream machinery,
-//   thread pool, write(2)): one per line would cost more than making the line. Every chunk holds
-//   whole lines, so several processes appending to one file (O_APPEND, one write(2) per chunk) never
-//   tear or interleave lines.
+//   joined into one write: the lines that arrived while the previous write was in progress, and, in
+//   the main thread, for files, sockets and the standard output, the lines of one event-loop turn at
+//   least and, under load, everything within BATCH_INTERVAL of the last write (see takesBytes for a
+//   worker thread, and nodeFile for a file stream with an fs of its own). A write to a file costs
+//   tens of microseconds (stream machinery, thread pool, write(2)): one per line would cost more
+//   than making the line. Every chunk holds whole lines, so several processes appending to one file
+//   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
-//   stderr) are encoded into a reusable byte buffer as they arrive, instead of being kept as
-//   strings until the write. A line is a string built from a dozen pieces; kept for the ~10 ms
-//   of a batch, those pieces outlive V8's young-generation collections, which then copy them
-//   and grow the young generation to its maximum. Measured on the 'combined' bench server
-//   (node --trace-gc, 5 s of load): scavenges of 0.8 ms every 12.5 MB with strings held,
+//   stderr, in the main thread) are encoded into a reusable byte buffer as they arrive, instead
+//   of being kept as strings until the write. A line is a string built from a dozen pieces; kept
+//   for the ~10 ms of a batch, those pieces outlive V8's young-generation collections, which then
+//   copy them and grow the young generation to its maximum. Measured on the 'combined' bench
+//   server (node --trace-gc, 5 s of load): scavenges of 0.8 ms every 12.5 MB with strings held,
 //   0.19 ms every 3.3 MB with bytes (the server without a logger: 0.14 ms every 3.3 MB); RSS
 //   after GC 88 MB -> 70 MB (no logger: 60 MB).
 // - Anything else (an object-mode stream, or a plain `{ write }` object such as the adapters
@@ -351,10 +351,14 @@ class ByteBatch {
  * keep receiving strings.
  */
 function takesBytes (stream: LogStream): boolean {
-  // In a worker thread, the standard output and error are streams in the process, passing each
-  // chunk to the main thread as a message: no system call to spread over a batch, and a worker
-  // that is terminated runs no exit hook to write what a batch still holds.
-  return nodeFile(stream) || stream instanceof Socket || ((stream === process.stdout || stream === process.stderr) && isMainThread)
+  // A worker thread that is terminated (worker.terminate(), or its process exiting) runs no exit
+  // hook: lines a batch still held would be lost, not even counted, where morgan had handed each
+  // to the stream at once (of five lines logged to a file or a socket just before terminate(),
+  // 4 or 5 of morgan's reached it, 1 of a batch's, on Node.js 20, 22 and 24). So in a worker,
+  // every stream is written to as a stream in the process is: each line at once, and those that
+  // come while a write is in progress together once it completes. Its standard output and error
+  // have no system call to spread over a batch anyway: they pass each chunk to the main thread.
+  return isMainThread && (nodeFile(stream) || stream instanceof Socket || stream === process.stdout || stream === process.stderr)
 }
 
 /**
@@ -688,7 +692,7 @@ export class Sink implements Output, Flushable {
     let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
     if (rest !== undefined) writeAllSync(fd, rest)
     for (const { chunk, encoding } of earlier) position = writeAllSync(fd, toBuffer(chunk, encoding), position)
-    if (taken !== undefined) writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? 'utf8'), position)
+    if (taken !== undefined) writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? encodingOf(stream)), position)
   }
 
   /**
@@ -801,7 +805,7 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * The next write of a file, socket or the main thread's standard output: in this turn's
+   * The next write of a file, socket or the standard output, in the main thread: in this turn's
    * setImmediate, or, when the previous write started less than BATCH_INTERVAL ms ago, at that
    * mark. Under load this makes a write every BATCH_INTERVAL ms holding every line since; each
    * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several

@@ -263,6 +263,36 @@ describe('batching', () => {
     }
   })
 
+  it('in a worker thread, hands each line to a file stream or a socket at once, as morgan does: a worker that is terminated has none left', async () => {
+    // A terminated worker runs no exit hook: lines a batch held for a later turn would be lost.
+    const fixture = resolve('test/logger/fixtures/worker-server.ts')
+    const expected = Array.from({ length: 20 }, (_, i) => `GET /r${i} 200\n`).join('')
+    const dir = tempDir()
+    let received = ''
+    const collector = createTcpServer((connection) => { connection.on('data', (chunk: Buffer) => { received += chunk.toString() }) })
+    collector.listen(0, '127.0.0.1')
+    try {
+      await once(collector, 'listening')
+      const path = join(dir, 'access.log')
+      const found: Record<string, string> = {}
+      for (const dest of [{ file: path }, { port: (collector.address() as AddressInfo).port }]) {
+        const closed = 'port' in dest ? once(collector, 'connection').then(async ([connection]) => { await once(connection as Socket, 'close') }) : undefined
+        const worker = new Worker(`require('tsx/cjs/api').register(); require(${JSON.stringify(fixture)})`, { eval: true, workerData: { count: 20, ...dest } })
+        try {
+          await once(worker, 'message')
+        } finally {
+          await worker.terminate()
+        }
+        await closed
+        found['port' in dest ? 'socket' : 'file'] = 'port' in dest ? received : readFileSync(path, 'utf8')
+      }
+      assert.deepEqual(found, { file: expected, socket: expected })
+    } finally {
+      collector.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('keeps lines whole when two files append to one path', async () => {
     const dir = tempDir()
     const path = join(dir, 'access.log')
