@@ -205,16 +205,38 @@ function settleClosed (sink: Sink): void {
 // A pipe takes a write of at most this many bytes whole or not at all (POSIX PIPE_BUF).
 const PIPE_BUF = 4096
 
+// How long a write at exit waits, in all, for a full pipe to take its lines. Each try that finds
+// no room sleeps 1 ms rather than spinning: retrying at once 10,000 times, as this did before,
+// kept a core busy for 262 ms whenever the reader had stalled. The process is exiting: a reader
+// that has taken nothing for this long may never read again, and waiting longer delays the exit
+// (morgan, whose lines wait in libuv's queue, waits for none).
+const EXIT_WAIT = 100
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+
+/** A write at exit that gave up: `written` bytes of the data, whole lines, went out. */
+export class PartlyWritten extends Error {
+  readonly code: string
+  readonly written: number
+  constructor (cause: NodeJS.ErrnoException, written: number) {
+    super(cause.message)
+    this.code = cause.code ?? 'EAGAIN'
+    this.written = written
+  }
+}
+
 /**
  * Writes `data`, whole lines of text, to `fd`, in pieces of whole lines of at most PIPE_BUF bytes
  * (a longer line goes alone): a full non-blocking pipe that never takes the rest (the process is
- * exiting) then gets whole lines only, never the start of one. At `position` when it is a number
- * (a file stream opened with `start` writes at positions of its own, which leave the descriptor's
- * offset where it was); the position after the data is returned.
+ * exiting) then gets whole lines only, never the start of one. A pipe takes such a piece whole or
+ * not at all (EAGAIN), even when it has room for some of its lines: the piece is then cut short
+ * at a line end, down to one line, so the lines that fit go out. When not even one fits, the
+ * pipe is given up to EXIT_WAIT ms to take more, then a PartlyWritten is thrown. At `position`
+ * when it is a number (a file stream opened with `start` writes at positions of its own, which
+ * leave the descriptor's offset where it was); the position after the data is returned.
  */
 export function writeAllSync (fd: number, data: Buffer, position: number | null = null): number | null {
   let offset = 0
-  let busy = 0
+  let deadline: number | undefined
   while (offset < data.length) {
     let end = data.length
     if (end - offset > PIPE_BUF) {
@@ -225,9 +247,16 @@ export function writeAllSync (fd: number, data: Buffer, position: number | null 
       try {
         offset += writeSync(fd, data, offset, end - offset, position === null ? null : position + offset)
       } catch (err) {
-        // A non-blocking pipe that is full: retry a bounded number of times, then give up.
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && ++busy < 10_000) continue
-        throw err
+        if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err
+        // (a piece longer than PIPE_BUF, one line, may have gone out in part: it is not cut)
+        const shorter = end - offset <= PIPE_BUF ? data.lastIndexOf(0x0a, end - 2) : -1
+        if (shorter >= offset) { end = shorter + 1; continue }
+        const now = monotonicMs()
+        deadline ??= now + EXIT_WAIT
+        if (now >= deadline) throw new PartlyWritten(err as NodeJS.ErrnoException, offset)
+        Atomics.wait(PAUSE, 0, 0, 1)
+        // the pipe may have room for the whole piece again
+        break
       }
     }
   }
@@ -444,6 +473,22 @@ function exitDescriptor (stream: EventSource): number | undefined {
 }
 
 const NEWLINE = Buffer.from('\n')
+
+/** How many newlines `data` holds from `from` on. */
+function newlinesIn (data: Buffer, from: number): number {
+  let n = 0
+  for (let i = data.indexOf(0x0a, from); i !== -1; i = data.indexOf(0x0a, i + 1)) n++
+  return n
+}
+
+/** Bytes written at exit (see flushSync), and the owners of their lines when they are a sink's. */
+interface ExitPiece {
+  readonly data: Buffer
+  readonly owners: Owner | Owner[] | undefined
+  readonly counts: number | number[] | undefined
+  /** Written at the file stream's position, when it has one. */
+  readonly positioned: boolean
+}
 
 /**
  * What a pipe or socket (the standard output as a pipe) has not yet taken of the write in
@@ -690,9 +735,43 @@ export class Sink implements Output, Flushable {
     const earlier = first ? stream.writableBuffer ?? [] : []
     const pos = (stream as { pos?: unknown }).pos
     let position = stream instanceof WriteStream && typeof pos === 'number' ? pos : null
-    if (rest !== undefined) writeAllSync(fd, rest)
-    for (const { chunk, encoding } of earlier) position = writeAllSync(fd, toBuffer(chunk, encoding), position)
-    if (taken !== undefined) writeAllSync(fd, toBuffer(taken, this.bytes?.encoding ?? encodingOf(stream)), position)
+    // Each piece in order, with the owners of its lines when they are this sink's: the rest of
+    // the batch in progress, a batch of this sink's waiting in the stream behind another writer's
+    // write, and the lines held here.
+    const batch = this.writing
+    const pieces: ExitPiece[] = []
+    if (rest !== undefined) pieces.push({ data: rest, owners: rest === NEWLINE ? undefined : this.writingOwners, counts: this.writingCounts, positioned: false })
+    for (const { chunk, encoding } of earlier) pieces.push({ data: toBuffer(chunk, encoding), owners: chunk === batch ? this.writingOwners : undefined, counts: this.writingCounts, positioned: true })
+    if (taken !== undefined) pieces.push({ data: toBuffer(taken, this.bytes?.encoding ?? encodingOf(stream)), owners, counts, positioned: true })
+    let at = 0
+    try {
+      for (; at < pieces.length; at++) {
+        const piece = pieces[at] as ExitPiece
+        if (piece.positioned) position = writeAllSync(fd, piece.data, position)
+        else writeAllSync(fd, piece.data)
+      }
+    } catch (err) {
+      // A pipe that stopped taking lines (see writeAllSync): the lines of this sink's whose newline
+      // did not go out, in that piece and those after it, are lost, and counted in `dropped`.
+      // Nothing can report them any more: a warning is emitted in a later tick.
+      for (let i = at; i < pieces.length; i++) {
+        const { data, owners: its, counts: theirs } = pieces[i] as ExitPiece
+        if (its === undefined || theirs === undefined) continue
+        const from = i === at && err instanceof PartlyWritten ? err.written : 0
+        this.countLastDropped(its, theirs, newlinesIn(data, from))
+      }
+      throw err
+    }
+  }
+
+  /** Counts, as dropped, the last `lines` lines of `owners` (`counts` lines each, or of one owner). */
+  private countLastDropped (owners: Owner | Owner[], counts: number | number[], lines: number): void {
+    if (!Array.isArray(owners)) { owners.dropped += Math.min(lines, counts as number); return }
+    for (let i = owners.length - 1; i >= 0 && lines > 0; i--) {
+      const n = Math.min(lines, (counts as number[])[i] as number)
+      ;(owners[i] as Owner).dropped += n
+      lines -= n
+    }
   }
 
   /**

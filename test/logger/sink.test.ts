@@ -19,7 +19,7 @@ import { Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { logger } from '../../src/index.js'
-import { writeAllSync } from '../../src/logger/sink.js'
+import { PartlyWritten, writeAllSync } from '../../src/logger/sink.js'
 import type { FormatFn } from '../../src/index.js'
 import { answer, callRecorder, LineCollector, morgan, serve, settle, waitFor, watchWarnings } from '../helpers/logger-lines.js'
 import { gc } from '../helpers/gc.js'
@@ -1719,6 +1719,41 @@ describe('lines at exit', () => {
       }
       const after = rest.subarray(filled - 4096, got).toString()
       assert.equal(after, line.repeat(40))
+    } finally {
+      closeSync(reader)
+      closeSync(writer)
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('reach a full pipe with as many whole lines as it has room for, when that is less than a piece: the piece is cut short at a line end, and how much went out is told', () => {
+    // A FIFO filled to capacity, one page of it read, and 3,096 bytes written back: 1,000 bytes of
+    // room, in the page begun. A piece of 40 lines of 100 bytes does not fit, 10 of them do.
+    const dir = tempDir()
+    const path = join(dir, 'fifo')
+    execFileSync('mkfifo', [path])
+    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+    const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+    try {
+      const page = Buffer.alloc(4096, 'x')
+      let filled = 0
+      for (;;) {
+        try { filled += writeSync(writer, page) } catch { break }
+      }
+      readSync(reader, Buffer.alloc(4096), 0, 4096, null)
+      filled += writeSync(writer, Buffer.alloc(3096, 'y'))
+      const line = 'L'.repeat(99) + '\n'
+      assert.throws(() => { writeAllSync(writer, Buffer.from(line.repeat(100))) }, (err: unknown) => err instanceof PartlyWritten && err.code === 'EAGAIN' && err.written === 1000)
+      const rest = Buffer.alloc(filled + 8192)
+      let got = 0
+      for (;;) {
+        try {
+          const n = readSync(reader, rest, got, rest.length - got, null)
+          if (n === 0) break
+          got += n
+        } catch { break }
+      }
+      assert.equal(rest.subarray(filled - 4096, got).toString(), line.repeat(10))
     } finally {
       closeSync(reader)
       closeSync(writer)
