@@ -31,9 +31,10 @@
 // - At process exit ('exit' runs for process.exit(), the end of the event loop, an uncaught
 //   exception, and signal handlers that call process.exit()), lines still held here are written
 //   synchronously to the file descriptor when the stream is an fs.WriteStream (writing through
-//   node's own fs: see nodeFile) or process.stdout/stderr, after whatever the stream itself still buffers, and first what a
-//   pipe has not yet taken of the write in progress (see unwrittenRest); other streams get
-//   them through write(), which only a synchronous writer completes. A write to a file already
+//   node's own fs: see nodeFile) or process.stdout/stderr, after whatever the stream itself
+//   still buffers, and first what a pipe has not yet taken of the write in progress (see
+//   unwrittenRest); other streams get them through write(), which only a synchronous writer
+//   completes. A write to a file already
 //   in progress in the thread pool may finish after them, or not at all. Signals the process does
 //   not handle end it without 'exit': lines of the last few milliseconds are lost, and no
 //   handler is installed here, since that would change how the process reacts to the signal (a
