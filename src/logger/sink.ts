@@ -753,8 +753,8 @@ export class Sink implements Output, Flushable {
       }
     } catch (err) {
       // A pipe that stopped taking lines (see writeAllSync): the lines of this sink's whose newline
-      // did not go out, in that piece and those after it, are lost, and counted in `dropped`.
-      // Nothing can report them any more: a warning is emitted in a later tick.
+      // did not go out, in that piece and those after it, are lost, and counted in `dropped` (an
+      // 'exit' listener of the app's may read it). No warning: the process has no later tick.
       for (let i = at; i < pieces.length; i++) {
         const { data, owners: its, counts: theirs } = pieces[i] as ExitPiece
         if (its === undefined || theirs === undefined) continue
