@@ -1600,20 +1600,24 @@ describe('lines at exit', () => {
   })
 
   /**
-   * Runs a fixture server that logs to the file LOG_FILE and exits after its first request; one
-   * request to /x. Resolves with its stderr once it exited with 0.
+   * Runs a fixture server that exits after its first request; one request to /x. Resolves with its
+   * stderr and stdout once it exited with 0.
    */
-  async function exitAfterRequest (fixture: string, env: Record<string, string>): Promise<string> {
+  async function exitAfterRequest (fixture: string, env: Record<string, string>): Promise<{ stderr: string, stdout: string }> {
     const child = spawn(process.execPath, ['--import', 'tsx', `test/logger/fixtures/${fixture}`], {
       env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe']
+      stdio: ['ignore', 'pipe', 'pipe']
     })
+    let stdout = ''
+    child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
     try {
       const port = await portOf(child)
       await request(port, { path: '/x' }).catch(() => undefined)
       assert.equal(await exited, 0)
-      return stderrOf(child)
+      // (what the pipes still held arrives by then)
+      await new Promise((resolve) => setImmediate(resolve))
+      return { stderr: stderrOf(child), stdout }
     } finally {
       child.kill()
     }
@@ -1637,21 +1641,7 @@ describe('lines at exit', () => {
       for (const opening of ['0', '1']) {
         const file = join(dir, `access-${opening}.log`)
         const other = join(dir, `other-${opening}.txt`)
-        const child = spawn(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/custom-fs-exit.ts'], {
-          env: { ...process.env, LOG_FILE: file, OTHER_FILE: other, OPENING: opening },
-          stdio: ['ignore', 'pipe', 'pipe']
-        })
-        let stdout = ''
-        child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString() })
-        const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-        try {
-          const port = await portOf(child)
-          await request(port, { path: '/x' }).catch(() => undefined)
-          assert.equal(await exited, 0)
-        } finally {
-          child.kill()
-        }
-        await new Promise((resolve) => setImmediate(resolve))
+        const { stdout } = await exitAfterRequest('custom-fs-exit.ts', { LOG_FILE: file, OTHER_FILE: other, OPENING: opening })
         found[opening] = { memory: JSON.parse(stdout), other: readFileSync(other, 'utf8'), made: readdirSync(dir).includes(`access-${opening}.log`) }
       }
       // (a stream still opening holds the line, as it holds morgan's: it never reaches the fs)
@@ -1670,7 +1660,7 @@ describe('lines at exit', () => {
       const found: Record<string, string> = {}
       for (const flags of ['a', 'w']) {
         const file = join(dir, `${flags}.log`)
-        const stderr = await exitAfterRequest('busy-pool-exit.ts', { LOG_FILE: file, FLAGS: flags, UV_THREADPOOL_SIZE: '1' })
+        const { stderr } = await exitAfterRequest('busy-pool-exit.ts', { LOG_FILE: file, FLAGS: flags, UV_THREADPOOL_SIZE: '1' })
         // the case this is about: the stream had not opened its file when the process exited
         assert.match(stderr, /pending true/)
         found[flags] = readFileSync(file, 'utf8')
@@ -1691,9 +1681,11 @@ describe('lines at exit', () => {
     assert.deepEqual([got.length, dropped], [1, 3])
   })
 
-  it('reach a full pipe as whole lines only, when it takes some but not all', () => {
-    // A FIFO filled to capacity, then one page of it read: room for 4096 bytes and no more. Lines
-    // of 100 bytes do not fill that room exactly; the write gives up (EAGAIN) after whole lines.
+  /**
+   * Fills a FIFO to capacity, reads one page of it (room for 4096 bytes) and writes `refill` bytes
+   * back, then lets `write` write to it; returns what the pipe holds after what filled it.
+   */
+  function throughFullPipe (refill: number, write: (writer: number) => void): string {
     const dir = tempDir()
     const path = join(dir, 'fifo')
     execFileSync('mkfifo', [path])
@@ -1706,8 +1698,8 @@ describe('lines at exit', () => {
         try { filled += writeSync(writer, page) } catch { break }
       }
       readSync(reader, Buffer.alloc(4096), 0, 4096, null)
-      const line = 'L'.repeat(99) + '\n'
-      assert.throws(() => { writeAllSync(writer, Buffer.from(line.repeat(100))) }, { code: 'EAGAIN' })
+      if (refill > 0) filled += writeSync(writer, Buffer.alloc(refill, 'y'))
+      write(writer)
       const rest = Buffer.alloc(filled + 8192)
       let got = 0
       for (;;) {
@@ -1717,48 +1709,32 @@ describe('lines at exit', () => {
           got += n
         } catch { break }
       }
-      const after = rest.subarray(filled - 4096, got).toString()
-      assert.equal(after, line.repeat(40))
+      return rest.subarray(filled - 4096, got).toString()
     } finally {
       closeSync(reader)
       closeSync(writer)
       rmSync(dir, { recursive: true, force: true })
     }
+  }
+
+  it('reach a full pipe as whole lines only, when it takes some but not all', () => {
+    // Room for 4096 bytes and no more: lines of 100 bytes do not fill it exactly; the write gives
+    // up (EAGAIN) after whole lines.
+    const line = 'L'.repeat(99) + '\n'
+    const after = throughFullPipe(0, (writer) => {
+      assert.throws(() => { writeAllSync(writer, Buffer.from(line.repeat(100))) }, { code: 'EAGAIN' })
+    })
+    assert.equal(after, line.repeat(40))
   })
 
   it('reach a full pipe with as many whole lines as it has room for, when that is less than a piece: the piece is cut short at a line end, and how much went out is told', () => {
-    // A FIFO filled to capacity, one page of it read, and 3,096 bytes written back: 1,000 bytes of
-    // room, in the page begun. A piece of 40 lines of 100 bytes does not fit, 10 of them do.
-    const dir = tempDir()
-    const path = join(dir, 'fifo')
-    execFileSync('mkfifo', [path])
-    const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
-    const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
-    try {
-      const page = Buffer.alloc(4096, 'x')
-      let filled = 0
-      for (;;) {
-        try { filled += writeSync(writer, page) } catch { break }
-      }
-      readSync(reader, Buffer.alloc(4096), 0, 4096, null)
-      filled += writeSync(writer, Buffer.alloc(3096, 'y'))
-      const line = 'L'.repeat(99) + '\n'
+    // 3,096 bytes written back: 1,000 bytes of room, in the page begun. A piece of 40 lines of 100
+    // bytes does not fit, 10 of them do.
+    const line = 'L'.repeat(99) + '\n'
+    const after = throughFullPipe(3096, (writer) => {
       assert.throws(() => { writeAllSync(writer, Buffer.from(line.repeat(100))) }, (err: unknown) => err instanceof PartlyWritten && err.code === 'EAGAIN' && err.written === 1000)
-      const rest = Buffer.alloc(filled + 8192)
-      let got = 0
-      for (;;) {
-        try {
-          const n = readSync(reader, rest, got, rest.length - got, null)
-          if (n === 0) break
-          got += n
-        } catch { break }
-      }
-      assert.equal(rest.subarray(filled - 4096, got).toString(), line.repeat(10))
-    } finally {
-      closeSync(reader)
-      closeSync(writer)
-      rmSync(dir, { recursive: true, force: true })
-    }
+    })
+    assert.equal(after, line.repeat(10))
   })
 
   /**
