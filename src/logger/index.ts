@@ -163,7 +163,7 @@ export interface LoggerMiddleware<Req extends IncomingMessage = IncomingMessage,
    * @types/morgan types it, so the middleware fits wherever one typed for @types/morgan did.
    */
   (req: Req, res: Res, next: (err?: Error) => void): void
-  /** Lines of this logger dropped because the stream fell too far behind or failed. */
+  /** Lines of this logger dropped because the stream fell too far behind or failed, or a pipe still full at exit did not take them. */
   readonly dropped: number
 }
 
