@@ -206,11 +206,12 @@ function settleClosed (sink: Sink): void {
 // A pipe takes a write of at most this many bytes whole or not at all (POSIX PIPE_BUF).
 const PIPE_BUF = 4096
 
-// How long a write at exit waits, in all, for a full pipe to take its lines. Each try that finds
+// How long a write at exit waits for a full pipe to take more of its lines. Each try that finds
 // no room sleeps 1 ms rather than spinning: retrying at once 10,000 times, as this did before,
 // kept a core busy for 262 ms whenever the reader had stalled. The process is exiting: a reader
 // that has taken nothing for this long may never read again, and waiting longer delays the exit
-// (morgan, whose lines wait in libuv's queue, waits for none).
+// (morgan, whose lines wait in libuv's queue, waits for none). One that goes on taking lines is
+// waited for: what is held is bounded (maxPending).
 const EXIT_WAIT = 100
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
@@ -231,7 +232,7 @@ export class PartlyWritten extends Error {
  * exiting) then gets whole lines only, never the start of one. A pipe takes such a piece whole or
  * not at all (EAGAIN), even when it has room for some of its lines: the piece is then cut short
  * at a line end, down to one line, so the lines that fit go out. When not even one fits, the
- * pipe is given up to EXIT_WAIT ms to take more, then a PartlyWritten is thrown. At `position`
+ * pipe is given EXIT_WAIT ms to take more, then a PartlyWritten is thrown. At `position`
  * when it is a number (a file stream opened with `start` writes at positions of its own, which
  * leave the descriptor's offset where it was); the position after the data is returned.
  */
@@ -247,6 +248,8 @@ export function writeAllSync (fd: number, data: Buffer, position: number | null 
     while (offset < end) {
       try {
         offset += writeSync(fd, data, offset, end - offset, position === null ? null : position + offset)
+        // a reader that takes what it is given, however slowly, is waited for
+        deadline = undefined
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err
         // (a piece longer than PIPE_BUF, one line, may have gone out in part: it is not cut)
@@ -401,14 +404,21 @@ function takesBytes (stream: LogStream): boolean {
  * write is synchronous has it as the process exits, as it has morgan's; at exit, lines that waited
  * behind a write in progress are handed to write() too. Node keeps the option, or its own fs
  * when none is given, under a symbol described as 'kFs' (Node.js 20 to 26); a stream without
- * one is taken to use node's fs.
+ * one is taken to use node's fs. A stream made from a FileHandle (filehandle.createWriteStream(),
+ * or the `fd` option given one) has there the handle's own operations, over a real descriptor.
  */
 function nodeFile (stream: object): boolean {
   if (!(stream instanceof WriteStream)) return false
+  const own = stream as unknown as Record<symbol, unknown>
+  let fs: unknown
   for (const key of Object.getOwnPropertySymbols(stream)) {
-    if (key.description === 'kFs') return (stream as unknown as Record<symbol, unknown>)[key] === nodeFs
+    // A stream made from a FileHandle of fs.promises writes to that handle's real descriptor.
+    if (key.description === 'kHandle' && typeof (own[key] as { fd?: unknown } | null | undefined)?.fd === 'number') return true
+    if (key.description === 'kFs') fs = own[key]
   }
-  return true
+  // node's own fs given as the option in another shape (`import * as fs`, a spread copy) writes
+  // with node's own write
+  return fs === undefined || fs === nodeFs || (fs as { write?: unknown } | null)?.write === nodeFs.write
 }
 
 /** Whether text in `encoding` decodes differently joined than line by line. */

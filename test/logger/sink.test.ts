@@ -1634,6 +1634,19 @@ describe('lines at exit', () => {
     }
   })
 
+  it('reach a file stream made from a FileHandle, or given a copy of node\'s fs, when the callback of res.end() calls process.exit(): both write through node\'s own fs', async () => {
+    const dir = tempDir()
+    try {
+      for (const kind of ['filehandle', 'spread']) {
+        const file = join(dir, `access-${kind}.log`)
+        await exitAfterRequest('node-fs-exit.ts', { LOG_FILE: file, KIND: kind })
+        assert.equal(readFileSync(file, 'utf8'), 'arrived GET /x\ndone GET /x 200\n', kind)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('reach a file stream made with an fs of its own through that fs, as morgan\'s do, never node\'s descriptor of the same number or a real file at its path', async () => {
     const dir = tempDir()
     try {
