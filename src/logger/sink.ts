@@ -34,14 +34,14 @@
 //   node's own fs: see nodeFile) or process.stdout/stderr, after whatever the stream itself
 //   still buffers, and first what a pipe has not yet taken of the write in progress (see
 //   unwrittenRest); other streams get them through write(), which only a synchronous writer
-//   completes. A write to a file already
-//   in progress in the thread pool may finish after them, or not at all. Signals the process does
-//   not handle end it without 'exit': lines of the last few milliseconds are lost, and no
-//   handler is installed here, since that would change how the process reacts to the signal (a
-//   process busy in a loop would no longer end on it). Writing the standard output every turn
-//   instead, to lose fewer, cost 1.21 and 1.23 x the 10 ms window in server CPU per request
-//   (median per-round ratio, 6 and 10 rounds, 2026-11-23: a server logging 'combined' to
-//   process.stdout redirected to a file, under autocannon's 10 connections).
+//   completes. A write to a file already in progress in the thread pool may finish after them,
+//   or not at all. Signals the process does not handle end it without 'exit': lines of the last
+//   few milliseconds are lost, and no handler is installed here, since that would change how the
+//   process reacts to the signal (a process busy in a loop would no longer end on it). Writing
+//   the standard output every turn instead, to lose fewer, cost 1.21 and 1.23 x the 10 ms window
+//   in server CPU per request (median per-round ratio, 6 and 10 rounds, 2026-11-23: a server
+//   logging 'combined' to process.stdout redirected to a file, under autocannon's 10
+//   connections).
 import nodeFs, { WriteStream, openSync, writeSync } from 'node:fs'
 import { Socket } from 'node:net'
 import { EventEmitter } from 'node:events'
