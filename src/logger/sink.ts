@@ -211,9 +211,16 @@ const PIPE_BUF = 4096
 // kept a core busy for 262 ms whenever the reader had stalled. The process is exiting: a reader
 // that has taken nothing for this long may never read again, and waiting longer delays the exit
 // (morgan, whose lines wait in libuv's queue, waits for none). One that goes on taking lines is
-// waited for: what is held is bounded (maxPending).
+// waited for, but not past EXIT_WAIT_ALL from the first wait, for every pipe of the process
+// together: a slow reader (a log shipper holding back, a slow link) would otherwise hold the
+// exit, and the app's own 'exit' listeners behind it, for as long as the lines held take to
+// drain (18 MB at about 45 kB/s: minutes), past the grace period of a supervisor that then kills
+// the process anyway.
 const EXIT_WAIT = 100
+const EXIT_WAIT_ALL = 1000
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+/** When the waits at exit end, once one began (see EXIT_WAIT_ALL). */
+let exitWaitEnds: number | undefined
 
 /** A write at exit that gave up: `written` bytes of the data, whole lines, went out. */
 export class PartlyWritten extends Error {
@@ -232,7 +239,8 @@ export class PartlyWritten extends Error {
  * exiting) then gets whole lines only, never the start of one. A pipe takes such a piece whole or
  * not at all (EAGAIN), even when it has room for some of its lines: the piece is then cut short
  * at a line end, down to one line, so the lines that fit go out. When not even one fits, the
- * pipe is given EXIT_WAIT ms to take more, then a PartlyWritten is thrown. At `position`
+ * pipe is given EXIT_WAIT ms to take more (and all the pipes of the exit EXIT_WAIT_ALL ms in
+ * all), then a PartlyWritten is thrown. At `position`
  * when it is a number (a file stream opened with `start` writes at positions of its own, which
  * leave the descriptor's offset where it was); the position after the data is returned.
  */
@@ -257,7 +265,8 @@ export function writeAllSync (fd: number, data: Buffer, position: number | null 
         if (shorter >= offset) { end = shorter + 1; continue }
         const now = monotonicMs()
         deadline ??= now + EXIT_WAIT
-        if (now >= deadline) throw new PartlyWritten(err as NodeJS.ErrnoException, offset)
+        exitWaitEnds ??= now + EXIT_WAIT_ALL
+        if (now >= deadline || now >= exitWaitEnds) throw new PartlyWritten(err as NodeJS.ErrnoException, offset)
         Atomics.wait(PAUSE, 0, 0, 1)
         // the pipe may have room for the whole piece again
         break
