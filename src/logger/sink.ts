@@ -240,9 +240,9 @@ export class PartlyWritten extends Error {
  * not at all (EAGAIN), even when it has room for some of its lines: the piece is then cut short
  * at a line end, down to one line, so the lines that fit go out. When not even one fits, the
  * pipe is given EXIT_WAIT ms to take more (and all the pipes of the exit EXIT_WAIT_ALL ms in
- * all), then a PartlyWritten is thrown. At `position`
- * when it is a number (a file stream opened with `start` writes at positions of its own, which
- * leave the descriptor's offset where it was); the position after the data is returned.
+ * all), then a PartlyWritten is thrown. At `position` when it is a number (a file stream opened
+ * with `start` writes at positions of its own, which leave the descriptor's offset where it was);
+ * the position after the data is returned.
  */
 export function writeAllSync (fd: number, data: Buffer, position: number | null = null): number | null {
   let offset = 0
