@@ -489,14 +489,10 @@ function onAborted (this: BodySource): void {
   const state = stateOf(this as Carrier)
   if (state === undefined || state.ended || state.closing) return
   state.closing = true
-  // (destroyed with an error, the connection emits it before its 'close': on-finished hears both)
-  const closed = (): void => {
-    socket.removeListener?.('error', closed)
-    socket.removeListener?.('close', closed)
+  // on-finished hears the connection's 'error' (destroyed with one) or its 'close'
+  onFinished(this as IncomingMessage, () => {
     if (stateOf(state.req as Carrier) === state) fail(state, requestAborted(state.wire, state.expected))
-  }
-  socket.on('error', closed)
-  socket.on('close', closed)
+  })
 }
 
 function ignore (): void {}
