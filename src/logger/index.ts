@@ -119,11 +119,12 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    */
   skip?: SkipFn<Req, Res> | false | undefined
   /**
-   * Where lines go. A byte stream (any `stream.Writable` not in object mode, such as an
-   * fs.WriteStream or process.stdout) receives lines batched: one write holds the lines of one
-   * event-loop turn, and, in the main thread, for a file, a socket or the standard output every
-   * line since the previous write, at most about 10 ms of lines under load. Other writers (object-mode
-   * streams, plain `{ write }` objects) get one call per line, synchronously, as with morgan. An
+   * Where lines go. In the main thread, a file stream, a socket or the standard output receives
+   * lines batched: one write holds the lines of one event-loop turn and every line since the
+   * previous write, at most about 10 ms of lines under load. Other writers (a stream in the
+   * process, every stream of a worker thread, object-mode streams, plain `{ write }` objects) get
+   * one call per line, as with morgan; a byte stream among them (a `stream.Writable` not in object
+   * mode) has one write of the logger's at a time, the lines that come meanwhile following it. An
    * 'error' on the stream is reported once through process.emitWarning and never crashes the
    * process; lines for it are dropped from then on,
    * unless the stream is left neither destroyed nor errored (then they go on to it, as in morgan).

@@ -2,14 +2,17 @@
 //
 // - One sink per stream (kept on the stream, so every copy of this module finds it; see SINK),
 //   so several loggers writing to one stream share one queue and keep their lines in order.
-// - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) get queued lines
-//   joined into one write: the lines that arrived while the previous write was in progress, and, in
-//   the main thread, for files, sockets and the standard output, the lines of one event-loop turn at
-//   least and, under load, everything within BATCH_INTERVAL of the last write (see takesBytes for a
-//   worker thread, and nodeFile for a file stream with an fs of its own). A write to a file costs
-//   tens of microseconds (stream machinery, thread pool, write(2)): one per line would cost more
-//   than making the line. Every chunk holds whole lines, so several processes appending to one file
-//   (O_APPEND, one write(2) per chunk) never tear or interleave lines.
+// - Byte streams (any stream.Writable not in object mode, process.stdout/stderr) have one write at
+//   a time: the lines that arrive while a write is in progress wait for it to complete. In the main
+//   thread, files, sockets and the standard output get the queued lines joined into one write: the
+//   lines of one event-loop turn at least and, under load, everything within BATCH_INTERVAL of the
+//   last write (see takesBytes for a worker thread, and nodeFile for a file stream with an fs of its
+//   own). A write to a file costs tens of microseconds (stream machinery, thread pool, write(2)):
+//   one per line would cost more than making the line. Every chunk holds whole lines, so several
+//   processes appending to one file (O_APPEND, one write(2) per chunk) never tear or interleave
+//   lines. Other byte streams (a stream in the process, those of a worker thread, a file stream with
+//   an fs of its own) get each line in a write() of its own, as from morgan: a Writable of the
+//   app's may take each chunk as one record.
 // - Lines for streams that only ever write bytes (fs.WriteStream, sockets, process.stdout and
 //   stderr, in the main thread) are encoded into a reusable byte buffer as they arrive, instead
 //   of being kept as strings until the write. A line is a string built from a dozen pieces; kept
@@ -398,7 +401,7 @@ function takesBytes (stream: LogStream): boolean {
   // to the stream at once (of five lines logged to a file or a socket just before terminate(),
   // 4 or 5 of morgan's reached it, 1 of a batch's, on Node.js 20, 22 and 24). So in a worker,
   // every stream is written to as a stream in the process is: each line at once, and those that
-  // come while a write is in progress together once it completes. Its standard output and error
+  // come while a write is in progress once it completes. Its standard output and error
   // have no system call to spread over a batch anyway: they pass each chunk to the main thread.
   return isMainThread && (nodeFile(stream) || stream instanceof Socket || stream === process.stdout || stream === process.stderr)
 }
@@ -534,7 +537,7 @@ function unwrittenRest (stream: EventSource, batch: Buffer | undefined, buffered
 
 export class Sink implements Output, Flushable {
   readonly stream: LogStream
-  /** A byte stream: queued lines are joined into one write. */
+  /** A byte stream: one write at a time, the lines that come meanwhile held (see takeBatch). */
   private readonly batched: boolean
   /** For streams that take bytes: the queued lines, encoded. Otherwise they wait in `queue`. */
   private readonly bytes: ByteBatch | undefined
@@ -730,8 +733,8 @@ export class Sink implements Output, Flushable {
     }
     const owners = this.owners
     const counts = this.counts
-    const taken = owners.length === 0 ? undefined : this.takeBatch()
     const fd = hasOwnWrite(stream) || !this.atExit ? undefined : (this.exitFd ??= exitDescriptor(stream))
+    const taken = owners.length === 0 ? undefined : this.takeBatch(fd !== undefined)
     if (fd === undefined || Array.isArray(taken)) {
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's
       // encoding; all counted as dropped if the stream throws, as in flush and writeHeld (a list's
@@ -795,16 +798,18 @@ export class Sink implements Output, Flushable {
   }
 
   /**
-   * For a batched sink, everything held as one chunk (the encoded bytes, or the lines joined);
-   * the sink holds nothing afterwards. A buffer taken here is reused only if it is set as
-   * `writing` and its write completes. Lines of text that the stream now decodes as base64 or
-   * hex (set after the sink was made: see the constructor) stay a list, written one by one.
+   * For a batched sink, everything held: the encoded bytes as one chunk, or else the lines as a
+   * list, written one by one, as morgan writes them (a stream in the process may take each
+   * chunk as one record: a Writable sending each to a log service). With `whole` (for a write
+   * through the file descriptor at exit), the lines joined, unless the stream now decodes text as
+   * base64 or hex, which decodes joined lines differently. The sink holds nothing afterwards. A
+   * buffer taken here is reused only if it is set as `writing` and its write completes.
    */
-  private takeBatch (): unknown {
+  private takeBatch (whole = false): unknown {
     const queue = this.takeQueue()
     if (this.bytes !== undefined) return this.bytes.take()
-    if (queue.length === 1) return queue[0]
-    return perLineEncoding(encodingOf(this.stream)) ? queue : queue.join('')
+    if (queue.length <= 1) return queue[0]
+    return whole && !perLineEncoding(encodingOf(this.stream)) ? queue.join('') : queue
   }
 
   /**
@@ -910,8 +915,8 @@ export class Sink implements Output, Flushable {
    * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several
    * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
    * Writable of the app's own) has no such cost to spread: it gets each line at once, as from
-   * morgan, and the lines that come while its write is in progress together once it completes,
-   * so a test finds the line of a request as soon as the request is answered, also when a test
+   * morgan, and the lines that come while its write is in progress once it completes, each in a
+   * write of its own, so a test finds the line of a request as soon as the request is answered, also when a test
    * injector's promise, resolved as the response finishes, tells it so.
    */
   private schedule (): void {
