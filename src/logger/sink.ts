@@ -465,7 +465,10 @@ function hasOwnWrite (stream: LogStream): boolean {
   return stream.write !== WRITABLE_WRITE
 }
 
-/** The lines of a batch handed to the stream ahead of its end() or destroy(). */
+/**
+ * The lines of a write not called back yet, other than the batch in flight: a batch handed to the
+ * stream ahead of its end() or destroy(), or a line of a list written ahead of its last.
+ */
 interface HeldWrite {
   readonly owners: Owner | Owner[]
   readonly counts: number | number[]
@@ -582,8 +585,10 @@ export class Sink implements Output, Flushable {
    * without an error (see `overtaken`); undefined while it has not.
    */
   private bufferedAtDestroy: Set<unknown> | undefined
-  /** Batches handed over ahead of the stream's end() or destroy() not called back yet. */
-  private readonly heldWrites: HeldWrite[] = []
+  /** The writes not called back yet besides the batch in flight (see HeldWrite). */
+  private readonly heldWrites = new Set<HeldWrite>()
+  /** How many lines of the list being sent were handed to the stream (see countUnsent). */
+  private sent = 0
   private readonly onDrain: () => void
   private readonly onWritten: (err?: unknown) => void
 
@@ -666,7 +671,7 @@ export class Sink implements Output, Flushable {
     const owners = this.owners
     const last = owners.length - 1
     if (last === -1) hold(this)
-    if (this.batched && last !== -1 && owners[last] === owner) {
+    if (this.bytes !== undefined && last !== -1 && owners[last] === owner) {
       this.counts[last] = (this.counts[last] as number) + lines
     } else {
       owners.push(owner)
@@ -737,13 +742,13 @@ export class Sink implements Output, Flushable {
     const taken = owners.length === 0 ? undefined : this.takeBatch(fd !== undefined)
     if (fd === undefined || Array.isArray(taken)) {
       // as any other batch: the lines as text, or the bytes the sink encoded in the stream's
-      // encoding; all counted as dropped if the stream throws, as in flush and writeHeld (a list's
-      // lines handed over before the one that threw too)
+      // encoding; counted as dropped if the stream throws, as in flush and writeHeld (of a list,
+      // the line that threw and those after it)
       if (taken === undefined) return
       try {
-        this.send(taken)
+        this.send(taken, undefined, owners, counts)
       } catch (err) {
-        this.countDropped(owners, counts)
+        this.countUnsent(owners, counts)
         this.report(err)
       }
       return
@@ -817,11 +822,20 @@ export class Sink implements Output, Flushable {
    * line per write when it is a list (see takeBatch); `done` is given to the last write, or
    * called once a replaced write() returns.
    */
-  private send (data: unknown, done?: (err?: unknown) => void): unknown {
+  private send (data: unknown, done?: (err?: unknown) => void, owners?: Owner | Owner[], counts?: number | number[]): unknown {
     const stream = this.stream as Writable
     let last = data
+    this.sent = 0
     if (Array.isArray(data)) {
-      for (let i = 0; i < data.length - 1; i++) stream.write(data[i] as string)
+      const track = Array.isArray(owners) && Array.isArray(counts) && !hasOwnWrite(stream)
+      for (let i = 0; i < data.length - 1; i++) {
+        const chunk = data[i] as string
+        if (!track) { stream.write(chunk); this.sent = i + 1; continue }
+        const held: HeldWrite = { owners: (owners as Owner[])[i] as Owner, counts: (counts as number[])[i] as number }
+        this.heldWrites.add(held)
+        stream.write(chunk, (err) => { this.settleHeld(held, chunk, err) })
+        this.sent = i + 1
+      }
       last = data[data.length - 1]
     }
     if (hasOwnWrite(stream)) {
@@ -831,6 +845,22 @@ export class Sink implements Output, Flushable {
       return result
     }
     return done === undefined ? stream.write(last as string) : stream.write(last as string, done)
+  }
+
+  /** Counts as dropped the lines of a batch that send() did not hand over (its write threw). */
+  private countUnsent (owners: Owner | Owner[], counts: number | number[]): void {
+    if (!Array.isArray(owners) || this.sent === 0) { this.countDropped(owners, counts); return }
+    this.countDropped(owners.slice(this.sent), (counts as number[]).slice(this.sent))
+  }
+
+  /** A write of send()'s or writeHeld's called back: its lines are counted if it failed. */
+  private settleHeld (held: HeldWrite, chunk: unknown, err: unknown): void {
+    // counted already, if the stream closed first (see `closed`)
+    if (!this.heldWrites.delete(held)) return
+    const failure = this.failureOf(err, chunk)
+    if (failure === undefined) return
+    this.countDropped(held.owners, held.counts)
+    this.fail(failure)
   }
 
   /** The queued lines (none for a sink that encodes them); the sink's count of them restarts. */
@@ -886,24 +916,15 @@ export class Sink implements Output, Flushable {
     // The buffer is not reused. A failed write's lines are counted here, as a batch's are.
     const data = this.takeBatch()
     if (data === undefined) return
-    const held: HeldWrite = { owners, counts }
-    this.heldWrites.push(held)
+    const list = Array.isArray(data)
+    const held: HeldWrite = list ? { owners: owners[owners.length - 1] as Owner, counts: counts[counts.length - 1] as number } : { owners, counts }
+    this.heldWrites.add(held)
     try {
-      this.send(data, (err) => {
-        const at = this.heldWrites.indexOf(held)
-        // counted already, if the stream closed first (see `closed`)
-        if (at === -1) return
-        this.heldWrites.splice(at, 1)
-        const failure = this.failureOf(err, data)
-        if (failure === undefined) return
-        this.countDropped(owners, counts)
-        this.fail(failure)
-      })
+      this.send(data, (err) => { this.settleHeld(held, list ? data[data.length - 1] : data, err) }, owners, counts)
     } catch (err) {
       // counted here, not again once the stream has closed (see `closedLong`)
-      const at = this.heldWrites.indexOf(held)
-      if (at !== -1) this.heldWrites.splice(at, 1)
-      this.countDropped(owners, counts)
+      this.heldWrites.delete(held)
+      this.countUnsent(owners, counts)
       this.report(err)
     }
   }
@@ -946,9 +967,10 @@ export class Sink implements Output, Flushable {
       } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
         this.lastWrite = monotonicMs()
-        this.writingOwners = owners
-        this.writingCounts = counts
-        ok = this.send(data, this.onWritten)
+        const list = Array.isArray(data) && Array.isArray(owners)
+        this.writingOwners = list ? owners[owners.length - 1] : owners
+        this.writingCounts = list ? (counts as number[])[(counts as number[]).length - 1] : counts
+        ok = this.send(data, this.onWritten, owners, counts)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
         // the call returns.
@@ -961,7 +983,7 @@ export class Sink implements Output, Flushable {
       this.inFlight = false
       this.writing = undefined
       this.writingOwners = this.writingCounts = undefined
-      this.countDropped(owners, counts)
+      this.countUnsent(owners, counts)
       this.reportHiccup(`a write to the log stream threw (${reasonOf(err)}): its lines were dropped and counted in the middleware's \`dropped\`; later lines still go to the stream`)
       return
     }
@@ -1055,7 +1077,7 @@ export class Sink implements Output, Flushable {
     }
     if (destroyed !== true) return
     // (a test's fake timers, with node's own out of reach, would run the grace at once)
-    if ((this.inFlight || this.heldWrites.length > 0) && nodeTimersAtHand()) scheduleTimeout(settleClosed, CLOSE_GRACE, this, false)
+    if ((this.inFlight || this.heldWrites.size > 0) && nodeTimersAtHand()) scheduleTimeout(settleClosed, CLOSE_GRACE, this, false)
     if (this.inFlight) {
       this.inFlight = false
       if (this.owners.length > 0) this.flush()
@@ -1071,10 +1093,11 @@ export class Sink implements Output, Flushable {
       this.writingOwners = this.writingCounts = undefined
       lost = true
     }
-    for (const held of this.heldWrites.splice(0)) {
+    for (const held of this.heldWrites) {
       this.countDropped(held.owners, held.counts)
       lost = true
     }
+    this.heldWrites.clear()
     if (lost) this.fail(new Error('the stream closed without completing a write'))
   }
 

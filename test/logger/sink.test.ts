@@ -1421,6 +1421,45 @@ describe('a stream that fails', () => {
     }
   })
 
+  it('counts only the line a stream of records refused, not those written before it in the same turn', async () => {
+    // each chunk is one record sent to a service, which refuses the third (in its callback, or
+    // by throwing from write())
+    for (const refuse of ['callback', 'throw'] as const) {
+      const watch = watchWarnings()
+      const records: string[] = []
+      const service = new Writable({
+        write (chunk: Buffer, _encoding, done) {
+          const record = chunk.toString()
+          if (refuse === 'throw') {
+            // synchronous: write() calls this at once, and the throw reaches the caller
+            if (record.startsWith('c ')) throw new Error('refused')
+            records.push(record)
+            done()
+            return
+          }
+          setImmediate(() => {
+            if (record.startsWith('c ')) { done(new Error('refused')); return }
+            records.push(record)
+            done()
+          })
+        }
+      })
+      service.on('error', () => {})
+      const loggers = ['a', 'b', 'c'].map((name) => logger(`${name} :url`, { stream: service }))
+      const server = await serve(loggers as Middleware[], answer())
+      try {
+        await request(server.port, { path: '/x' })
+        await waitFor(() => loggers.reduce((n, log) => n + log.dropped, 0) > 0)
+        await settle(30)
+        assert.deepEqual(records, ['a /x\n', 'b /x\n'], refuse)
+        assert.deepEqual(loggers.map((log) => log.dropped), [0, 0, 1], refuse)
+      } finally {
+        watch.stop()
+        await server.close()
+      }
+    }
+  })
+
   it('counts the lines it held for each logger when the stream fails while they wait', async () => {
     const watch = watchWarnings()
     const held = new HeldStream(1 << 20)
