@@ -833,7 +833,14 @@ export class Sink implements Output, Flushable {
         if (!track) { stream.write(chunk); this.sent = i + 1; continue }
         const held: HeldWrite = { owners: (owners as Owner[])[i] as Owner, counts: (counts as number[])[i] as number }
         this.heldWrites.add(held)
-        stream.write(chunk, (err) => { this.settleHeld(held, chunk, err) })
+        const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
+        try {
+          stream.write(chunk, calledBack)
+        } catch (err) {
+          // counted by the caller (see countUnsent), not again once the stream has closed
+          this.heldWrites.delete(held)
+          throw err
+        }
         this.sent = i + 1
       }
       last = data[data.length - 1]
@@ -854,10 +861,10 @@ export class Sink implements Output, Flushable {
   }
 
   /** A write of send()'s or writeHeld's called back: its lines are counted if it failed. */
-  private settleHeld (held: HeldWrite, chunk: unknown, err: unknown): void {
+  private settleHeld (held: HeldWrite, chunk: unknown, err: unknown, callback?: unknown): void {
     // counted already, if the stream closed first (see `closed`)
     if (!this.heldWrites.delete(held)) return
-    const failure = this.failureOf(err, chunk)
+    const failure = this.failureOf(err, chunk, callback)
     if (failure === undefined) return
     this.countDropped(held.owners, held.counts)
     this.fail(failure)
@@ -920,7 +927,8 @@ export class Sink implements Output, Flushable {
     const held: HeldWrite = list ? { owners: owners[owners.length - 1] as Owner, counts: counts[counts.length - 1] as number } : { owners, counts }
     this.heldWrites.add(held)
     try {
-      this.send(data, (err) => { this.settleHeld(held, list ? data[data.length - 1] : data, err) }, owners, counts)
+      const calledBack = (err?: unknown): void => { this.settleHeld(held, list ? data[data.length - 1] : data, err, calledBack) }
+      this.send(data, calledBack, owners, counts)
     } catch (err) {
       // counted here, not again once the stream has closed (see `closedLong`)
       this.heldWrites.delete(held)
@@ -1012,7 +1020,7 @@ export class Sink implements Output, Flushable {
     const counts = this.writingCounts
     this.writing = undefined
     this.writingOwners = this.writingCounts = undefined
-    err = this.failureOf(err, data)
+    err = this.failureOf(err, data, this.onWritten)
     if (data !== undefined && (err === undefined || err === null)) this.bytes?.release(data)
     if (err !== undefined && err !== null) {
       // the lines of the batch that failed are lost too
@@ -1039,7 +1047,7 @@ export class Sink implements Output, Flushable {
   /** The app destroys the stream, without an error, now: see `overtaken`. */
   destroyedByTheApp (): void {
     const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
-    this.bufferedAtDestroy = new Set(Array.isArray(buffer) ? (buffer as Array<{ chunk?: unknown }>).map((entry) => entry.chunk) : [])
+    this.bufferedAtDestroy = new Set(Array.isArray(buffer) ? (buffer as Array<{ chunk?: unknown, callback?: unknown }>).flatMap((entry) => [entry.chunk, entry.callback]) : [])
   }
 
   /** `err` is node's report of a write that the app's own destroy() overtook. */
@@ -1052,11 +1060,14 @@ export class Sink implements Output, Flushable {
    * What the callback of the write of `chunk` reports, as a failure of the stream (undefined:
    * none). A file stream's destroy() waits for the write in progress, which then reaches the file
    * and calls back ERR_STREAM_DESTROYED all the same: only a chunk the stream still held when
-   * the app destroyed it was lost. Other streams say nothing more of what they did.
+   * the app destroyed it was lost, told by the chunk, or, for a line written as text (which the
+   * stream keeps as a Buffer of its own), by the write's callback. Other streams say nothing more
+   * of what they did.
    */
-  private failureOf (err: unknown, chunk: unknown): unknown {
+  private failureOf (err: unknown, chunk: unknown, callback?: unknown): unknown {
     if (err === undefined || err === null || !this.overtaken(err)) return err ?? undefined
-    if (this.stream instanceof WriteStream && chunk !== undefined && this.bufferedAtDestroy?.has(chunk) === false) return undefined
+    const ours = typeof chunk === 'object' && chunk !== null ? chunk : callback
+    if (this.stream instanceof WriteStream && ours !== undefined && this.bufferedAtDestroy?.has(ours) === false) return undefined
     return new Error('the stream was destroyed before it had written the lines')
   }
 

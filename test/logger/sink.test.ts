@@ -1226,6 +1226,17 @@ describe('a stream the app ends', () => {
     assert.deepEqual(seen, ['/a\n', 1, 1])
   })
 
+  it('counts only the lines a file stream writing text (one with an fs of its own) still held when the app destroyed it, not the one it was writing', async () => {
+    const seen = await destroyedWhileSlow({ open: 0, write: 200 }, async (port, file) => {
+      await once(file, 'ready')
+      await request(port, { path: '/a' })
+      await settle(50)
+      // /a is being written; the others wait for it, and are handed to the stream at its destroy()
+      for (const path of ['/b', '/c', '/d']) await request(port, { path })
+    })
+    assert.deepEqual(seen, ['/a\n', 3, 1])
+  })
+
   it('counts every line whose write the stream has not completed a second after the app destroyed it, those that come after too, and says so once', async () => {
     // as a Transform nobody reads holds a write without calling it back: node never will once it is destroyed
     const watch = watchWarnings()
@@ -1457,6 +1468,39 @@ describe('a stream that fails', () => {
         watch.stop()
         await server.close()
       }
+    }
+  })
+
+  it('counts a line whose write() threw once, also after the stream closes', async () => {
+    const watch = watchWarnings()
+    let calls = 0
+    let completeFirst = (): void => {}
+    // the first write completes when the test says; the second throws at once: the first line of
+    // those that waited for the first write
+    const stream = new Writable({
+      write (_chunk, _encoding, done) {
+        calls++
+        if (calls === 1) completeFirst = () => { done() }
+        else if (calls === 2) throw new Error('refused')
+        else done()
+      }
+    })
+    const log = logger(':url', { stream })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/first' })
+      for (const path of ['/a', '/b', '/c']) await request(server.port, { path })
+      await settle()
+      completeFirst()
+      await waitFor(() => log.dropped === 3)
+      stream.destroy()
+      await closeOf(stream)
+      // past the second in which a write not called back after the stream closed is counted
+      await settle(1300)
+      assert.equal(log.dropped, 3)
+    } finally {
+      watch.stop()
+      await server.close()
     }
   })
 
