@@ -401,8 +401,8 @@ function takesBytes (stream: LogStream): boolean {
   // to the stream at once (of five lines logged to a file or a socket just before terminate(),
   // 4 or 5 of morgan's reached it, 1 of a batch's, on Node.js 20, 22 and 24). So in a worker,
   // every stream is written to as a stream in the process is: each line at once, and those that
-  // come while a write is in progress once it completes. Its standard output and error
-  // have no system call to spread over a batch anyway: they pass each chunk to the main thread.
+  // come while a write is in progress once it completes. Its standard output and error have no
+  // system call to spread over a batch anyway: they pass each chunk to the main thread.
   return isMainThread && (nodeFile(stream) || stream instanceof Socket || stream === process.stdout || stream === process.stderr)
 }
 
@@ -945,8 +945,8 @@ export class Sink implements Output, Flushable {
    * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
    * Writable of the app's own) has no such cost to spread: it gets each line at once, as from
    * morgan, and the lines that come while its write is in progress once it completes, each in a
-   * write of its own, so a test finds the line of a request as soon as the request is answered, also when a test
-   * injector's promise, resolved as the response finishes, tells it so.
+   * write of its own, so a test finds the line of a request as soon as the request is answered,
+   * also when a test injector's promise, resolved as the response finishes, tells it so.
    */
   private schedule (): void {
     if (this.scheduled) return

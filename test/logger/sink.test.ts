@@ -31,8 +31,8 @@ import type { Handler, Middleware } from '../helpers/server.js'
 class HeldStream extends Writable {
   readonly received: string[] = []
   private readonly held: Array<() => void> = []
-  constructor (highWaterMark = 1024) { super({ highWaterMark }) }
   private open = false
+  constructor (highWaterMark = 1024) { super({ highWaterMark }) }
   override _write (chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
     this.received.push(chunk.toString())
     if (this.open) done()
