@@ -11,7 +11,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { IncomingMessage } from 'node:http'
 import type { ServerResponse } from 'node:http'
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2'
-import type { Socket } from 'node:net'
+import { Socket } from 'node:net'
 import type { Readable, Transform } from 'node:stream'
 import onFinished from 'on-finished'
 import { isHttp2Compat } from '../http2.js'
@@ -550,14 +550,28 @@ function complete (state: ReadState): void {
     state.runInAsyncScope(state.callback, null, sizeInvalid(state.wire, state.expected), undefined, state.req, state.arg)
     return
   }
-  // A lone chunk is a slice of the socket's read buffer: fine to decode from, but a Buffer the
-  // application keeps (raw's req.body, what verify stores) gets bytes of its own, as Buffer.concat gives.
-  const buf = chunks.length === 1 && state.charset !== null && state.options.verify === undefined
-    ? chunks[0] as Buffer
+  // A lone chunk is decoded from as it is. A Buffer the application keeps (raw's req.body, what
+  // verify stores) has bytes of its own, as Buffer.concat gives: so has the lone chunk that
+  // node:http's parser copied out of the socket's read buffer, which nothing writes to after.
+  const lone = chunks.length === 1 ? chunks[0] as Buffer : undefined
+  const buf = lone !== undefined && ((state.charset !== null && state.options.verify === undefined) || ownBytes(state, lone))
+    ? lone
     : Buffer.concat(chunks, state.size)
   // verify, the decoding and the parser (a json reviver) run in the caller's async context too, as
   // body-parser's do: an AsyncLocalStorage store the app set around the middleware is theirs.
   state.runInAsyncScope(parseAndReport, null, state, buf)
+}
+
+/**
+ * Whether `chunk`, a whole body, is a Buffer with bytes of its own that nothing else writes to:
+ * one that node:http's parser copied out of the read buffer of a connection it read the request
+ * from. A request filled by hand (a serverless adapter's, a test injector's under Express) may be
+ * given a Buffer its maker still holds, and is copied.
+ */
+function ownBytes (state: ReadState, chunk: Buffer): boolean {
+  const req = state.req
+  return state.inflater === null && req instanceof IncomingMessage && req.socket instanceof Socket &&
+    chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
 }
 
 function parseAndReport (state: ReadState, buf: Buffer): void {

@@ -1,10 +1,14 @@
 import { describe, it, before, after } from 'node:test'
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
+import { IncomingMessage, ServerResponse } from 'node:http'
+import { PassThrough } from 'node:stream'
 import bodyParser from 'body-parser'
 import { raw } from '../../src/body/index.js'
 import { compare, send, startBodyServer } from '../helpers/body-server.js'
 import type { BodyServer } from '../helpers/body-server.js'
+
+type WithBody = IncomingMessage & { body?: unknown }
 
 const OCTETS = { 'content-type': 'application/octet-stream' }
 
@@ -40,6 +44,50 @@ describe('raw()', () => {
     assert.deepEqual((await compare(server, raw(), bodyParser.raw(), { headers, body: 'x' })).body, { undefined: true })
     const seen = await compare(server, raw({ type: 'application/vnd.custom-type' }), bodyParser.raw({ type: 'application/vnd.custom-type' }), { headers, body: 'x' })
     assert.deepEqual(seen.body, { hex: '78' })
+  })
+
+  it('takes a body node:http read in one piece as that piece, whose bytes are its own', async () => {
+    const body = randomBytes(1000)
+    const read: { piece: Buffer | undefined } = { piece: undefined }
+    const kept: Array<{ body: unknown, verified: Buffer | undefined }> = []
+    let verified: Buffer | undefined
+    const verify = (_req: unknown, _res: unknown, buf: Buffer): void => { verified = buf }
+    for (const mw of [raw(), raw({ verify })]) {
+      const path = server.mount((req: WithBody, res: ServerResponse, next: (err?: unknown) => void) => {
+        mw(req, res, (err?: unknown) => {
+          kept.push({ body: req.body, verified })
+          next(err)
+        })
+      }, (req) => { req.on('data', (chunk: Buffer) => { read.piece = chunk }) })
+      read.piece = undefined
+      verified = undefined
+      const seen = await send(server, path, { headers: OCTETS, body })
+      assert.deepEqual(seen.body, { hex: body.toString('hex') })
+      // node:http copies each piece of a body out of the connection's read buffer
+      const piece = read.piece as Buffer | undefined
+      assert.ok(piece !== undefined && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength, 'the body came in one piece of its own')
+      assert.equal(kept.at(-1)?.body, piece, 'req.body is the piece, not a copy of it')
+    }
+    assert.equal(kept[1]?.verified, kept[1]?.body, 'verify is given req.body')
+  })
+
+  it('copies a body a request made by hand was given, as body-parser does', async () => {
+    for (const parser of [raw(), raw({ verify: () => {} }), bodyParser.raw(), bodyParser.raw({ verify: () => {} })]) {
+      // as a serverless adapter or a test injector under Express fills a request: a Buffer the
+      // caller still holds, pushed as the whole body
+      const given = Buffer.from(new TextEncoder().encode('held by its maker').buffer)
+      assert.equal(given.byteLength, given.buffer.byteLength, 'a Buffer that has its memory to itself')
+      const req = new IncomingMessage(new PassThrough() as never) as WithBody
+      req.headers = { 'content-type': 'application/octet-stream', 'content-length': String(given.length) }
+      req.push(given)
+      req.push(null)
+      await new Promise<void>((resolve, reject) => {
+        parser(req, new ServerResponse(req), (err?: unknown) => { if (err === undefined) resolve(); else reject(err instanceof Error ? err : new Error(String(err))) })
+      })
+      assert.notEqual(req.body, given)
+      given.fill(0)
+      assert.equal((req.body as Buffer).toString(), 'held by its maker')
+    }
   })
 
   it('hands verify null for the encoding', async () => {
