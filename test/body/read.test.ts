@@ -532,6 +532,49 @@ describe('aborted requests', () => {
     }
   })
 
+  it('400 request.aborted when the app or node:http closed the connection before the parser ran, where body-parser passes the request on with no body', async () => {
+    const body = '{"a":12345}'
+    type Outcome = { type?: unknown, props?: unknown, body?: unknown }
+    const outcomeOf = async (close: (req: IncomingMessage) => void, wait: number, options = {}, sent = body): Promise<Outcome[]> => {
+      const outcomes: Array<Promise<Outcome>> = []
+      const { port, close: stop } = await startServer((req, res) => {
+        close(req)
+        const parser = req.url === '/ours' ? json() : bodyParser.json()
+        outcomes.push(new Promise<Outcome>((resolve) => {
+          setTimeout(() => {
+            parser(req, res, (err?: unknown) => {
+              const e = err as { type?: unknown, received?: unknown, expected?: unknown } | undefined
+              resolve(e === undefined ? { body: describeValue((req as { body?: unknown }).body) } : { type: e.type, props: { received: e.received, expected: e.expected } })
+            })
+          }, wait)
+        }))
+      }, options)
+      try {
+        for (const path of ['/ours', '/theirs']) {
+          const socket = await rawSocket(port)
+          socket.on('error', () => {})
+          socket.write(requestHead(path, { ...JSON_HEADERS, 'content-length': body.length }) + sent)
+          await delay(20)
+        }
+        return await within(Promise.all(await new Promise<Array<Promise<Outcome>>>((resolve) => {
+          const check = (): void => { if (outcomes.length === 2) resolve(outcomes); else setTimeout(check, 10) }
+          check()
+        })), 'both parsers call next')
+      } finally {
+        await stop()
+      }
+    }
+    const aborted = { type: 'request.aborted', props: { received: 0, expected: body.length } }
+    const passedOn = { body: { undefined: true } }
+    // by the app, at once or a moment later
+    assert.deepEqual(await outcomeOf((req) => { req.destroy() }, 0), [aborted, passedOn], 'req.destroy()')
+    assert.deepEqual(await outcomeOf((req) => { req.socket.end() }, 50), [aborted, passedOn], 'socket.end()')
+    assert.deepEqual(await outcomeOf((req) => { req.socket.destroy() }, 50), [aborted, passedOn], 'socket.destroy()')
+    // by node:http: the request's time ran out, its body unfinished, while a slow step before the
+    // parser waited
+    assert.deepEqual(await outcomeOf(() => {}, 600, { requestTimeout: 200, connectionsCheckingInterval: 50 }, '{"a"'), [aborted, passedOn], 'requestTimeout')
+  })
+
   it('an abort after a 413 causes no second call and no crash', async () => {
     const path = server.mount(raw({ limit: 10 }))
     const observed = server.observe(path)
