@@ -568,12 +568,16 @@ function complete (state: ReadState): void {
 /**
  * Whether `chunk`, a whole body, is a Buffer with bytes of its own that nothing else writes to:
  * one that node:http's parser copied out of the read buffer of a connection it read the request
- * from. A request filled by hand (a serverless adapter's, a test injector's under Express) may be
- * given a Buffer its maker still holds, and is copied.
+ * from. The parser of a connection holds the request it is reading (until the headers of the
+ * next one come in). A request filled by hand (a serverless adapter's, a test injector's under
+ * Express, a middleware's stand-in on the connection itself) may be given a Buffer its maker
+ * still holds, and is copied.
  */
 function ownBytes (state: ReadState, chunk: Buffer): boolean {
   const req = state.req
-  return state.inflater === null && req instanceof IncomingMessage && req.socket instanceof Socket &&
+  if (state.inflater !== null || !(req instanceof IncomingMessage) || !(req.socket instanceof Socket)) return false
+  const parser = (req.socket as Socket & { parser?: { incoming?: unknown } | null }).parser
+  return parser !== null && parser !== undefined && parser.incoming === req &&
     chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
 }
 
