@@ -569,15 +569,16 @@ function complete (state: ReadState): void {
  * Whether `chunk`, a whole body, is a Buffer with bytes of its own that nothing else writes to:
  * one that node:http's parser copied out of the read buffer of a connection it read the request
  * from. The parser of a connection holds the request it is reading (until the headers of the
- * next one come in). A request filled by hand (a serverless adapter's, a test injector's under
- * Express, a middleware's stand-in on the connection itself) may be given a Buffer its maker
- * still holds, and is copied.
+ * next one come in), and pushes each piece through the request's own push(). A request filled by
+ * hand (a serverless adapter's, a test injector's under Express, a middleware's stand-in on the
+ * connection itself), or one whose push() a middleware replaced (to transform the body into a
+ * buffer of its own), may be given a Buffer its maker still holds, and is copied.
  */
 function ownBytes (state: ReadState, chunk: Buffer): boolean {
   const req = state.req
   if (state.inflater !== null || !(req instanceof IncomingMessage) || !(req.socket instanceof Socket)) return false
   const parser = (req.socket as Socket & { parser?: { incoming?: unknown } | null }).parser
-  return parser !== null && parser !== undefined && parser.incoming === req &&
+  return parser !== null && parser !== undefined && parser.incoming === req && req.push === IncomingMessage.prototype.push &&
     chunk.byteOffset === 0 && chunk.byteLength === chunk.buffer.byteLength
 }
 

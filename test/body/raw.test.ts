@@ -116,6 +116,34 @@ describe('raw()', () => {
     }
   })
 
+  it('copies a body a middleware passed on through a push() of its own, from a buffer it reuses', async () => {
+    // a middleware transforming the body on its way in: node:http's parser pushes each piece
+    // through the request's push(), which hands on the piece made in the middleware's own buffer
+    // (as long as the body: a piece with the whole of its memory)
+    const scratch = Buffer.alloc('hello'.length)
+    const upper = (req: IncomingMessage): void => {
+      const push = req.push
+      req.push = function (this: IncomingMessage, chunk: unknown, encoding?: BufferEncoding): boolean {
+        if (!Buffer.isBuffer(chunk)) return push.call(this, chunk, encoding)
+        chunk.copy(scratch)
+        for (let i = 0; i < chunk.length; i++) scratch[i] = (scratch[i] as number) & 0xdf
+        return push.call(this, scratch.subarray(0, chunk.length), encoding)
+      }
+    }
+    const seen: string[] = []
+    for (const mw of [raw(), raw({ verify: () => {} })]) {
+      const path = server.mount((req: WithBody, res: ServerResponse, next: (err?: unknown) => void) => {
+        mw(req, res, (err?: unknown) => {
+          scratch.fill('z')
+          seen.push(Buffer.isBuffer(req.body) ? req.body.toString('latin1') : typeof req.body)
+          next(err)
+        })
+      }, upper)
+      await send(server, path, { headers: OCTETS, body: 'hello' })
+    }
+    assert.deepEqual(seen, ['HELLO', 'HELLO'])
+  })
+
   it('hands verify null for the encoding', async () => {
     const encodings: unknown[] = []
     const verify = (_req: unknown, _res: unknown, _buf: Buffer, encoding: null): void => { encodings.push(encoding) }
