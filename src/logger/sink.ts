@@ -474,6 +474,15 @@ interface HeldWrite {
   readonly counts: number | number[]
 }
 
+/**
+ * The lines of the write of `data` that is given the callback: the last line's, for a list of
+ * lines written one by one (see send), or else all of them.
+ */
+function lastWriteOf (data: unknown, owners: Owner | Owner[], counts: number | number[]): HeldWrite {
+  if (!Array.isArray(data) || !Array.isArray(owners) || !Array.isArray(counts)) return { owners, counts }
+  return { owners: owners[owners.length - 1] as Owner, counts: counts[counts.length - 1] as number }
+}
+
 /** Whether `stream` is one lines are written to synchronously at exit (see exitDescriptor). */
 function writtenAtExit (stream: object): boolean {
   return stream === process.stdout || stream === process.stderr || nodeFile(stream)
@@ -923,11 +932,10 @@ export class Sink implements Output, Flushable {
     // The buffer is not reused. A failed write's lines are counted here, as a batch's are.
     const data = this.takeBatch()
     if (data === undefined) return
-    const list = Array.isArray(data)
-    const held: HeldWrite = list ? { owners: owners[owners.length - 1] as Owner, counts: counts[counts.length - 1] as number } : { owners, counts }
+    const held = lastWriteOf(data, owners, counts)
     this.heldWrites.add(held)
     try {
-      const calledBack = (err?: unknown): void => { this.settleHeld(held, list ? data[data.length - 1] : data, err, calledBack) }
+      const calledBack = (err?: unknown): void => { this.settleHeld(held, Array.isArray(data) ? data[data.length - 1] : data, err, calledBack) }
       this.send(data, calledBack, owners, counts)
     } catch (err) {
       // counted here, not again once the stream has closed (see `closedLong`)
@@ -975,9 +983,9 @@ export class Sink implements Output, Flushable {
       } else if (!hasOwnWrite(stream)) {
         this.inFlight = true
         this.lastWrite = monotonicMs()
-        const list = Array.isArray(data) && Array.isArray(owners)
-        this.writingOwners = list ? owners[owners.length - 1] : owners
-        this.writingCounts = list ? (counts as number[])[(counts as number[]).length - 1] : counts
+        const last = lastWriteOf(data, owners, counts)
+        this.writingOwners = last.owners
+        this.writingCounts = last.counts
         ok = this.send(data, this.onWritten, owners, counts)
       } else {
         // write() is replaced (see WRITABLE_WRITE): the batch goes as text, and is written once
