@@ -124,7 +124,8 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    * previous write, at most about 10 ms of lines under load. Other writers (a stream in the
    * process, every stream of a worker thread, object-mode streams, plain `{ write }` objects) get
    * one call per line, as with morgan; a byte stream among them (a `stream.Writable` not in object
-   * mode) has one write of the logger's at a time, the lines that come meanwhile following it. An
+   * mode) gets them also while a write of the logger's is in progress, as long as its buffer is
+   * under its highWaterMark; once it is full, the lines that come wait for that write to complete. An
    * 'error' on the stream is reported once through process.emitWarning and never crashes the
    * process; lines for it are dropped from then on,
    * unless the stream is left neither destroyed nor errored (then they go on to it, as in morgan).
@@ -133,8 +134,9 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
   stream?: LoggerStream | undefined
   /**
    * How many bytes of lines may wait for a stream that is not keeping up (a batch still being
-   * written, or, for lines written one by one, a node stream's write() returned false and has
-   * not drained) before further lines are dropped. Dropped lines are counted in the middleware's
+   * written, or a write in progress to a stream in the process whose buffer is full, or, for
+   * lines written one by one, a node stream's write() returned false and has not drained) before
+   * further lines are dropped. Dropped lines are counted in the middleware's
    * `dropped` and reported through process.emitWarning when the stream catches up or is ended.
    * A line arriving while nothing waits is always taken. Writers other than node streams get
    * every line as it comes, as with morgan.

@@ -400,9 +400,9 @@ function takesBytes (stream: LogStream): boolean {
   // hook: lines a batch still held would be lost, not even counted, where morgan had handed each
   // to the stream at once (of five lines logged to a file or a socket just before terminate(),
   // 4 or 5 of morgan's reached it, 1 of a batch's, on Node.js 20, 22 and 24). So in a worker,
-  // every stream is written to as a stream in the process is: each line at once, and those that
-  // come while a write is in progress once it completes. Its standard output and error have no
-  // system call to spread over a batch anyway: they pass each chunk to the main thread.
+  // every stream is written to as a stream in the process is: each line at once (see takesMore).
+  // Its standard output and error have no system call to spread over a batch anyway: they pass
+  // each chunk to the main thread.
   return isMainThread && (nodeFile(stream) || stream instanceof Socket || stream === process.stdout || stream === process.stderr)
 }
 
@@ -648,6 +648,10 @@ export class Sink implements Output, Flushable {
     const line = endLine ? asText(item) : item
     if (this.dead) { owner.dropped += lines; return }
     if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, lines); return }
+    if (this.inFlight && this.bytes === undefined && this.owners.length === 0 && this.takesMore()) {
+      this.writeAlongside(endLine ? (line as string) + '\n' : line, owner, lines)
+      return
+    }
     const size = sizeOf(line) + (endLine ? 1 : 0)
     // The bound applies to what waits for the stream: a line arriving at an empty queue is always
     // taken, and lines that only wait for the batch to be written go out now rather than push a
@@ -693,6 +697,40 @@ export class Sink implements Output, Flushable {
     // any stream while a test's fake timers are all there is (see timers.ts).
     if (this.bytes === undefined || this.queuedBytes >= BATCH_BYTES || hasOwnWrite(this.stream) || !nodeTimersAtHand()) this.flush()
     else this.schedule()
+  }
+
+  /** A write that threw lost its lines only: the stream may accept the next ones. */
+  private reportThrown (err: unknown): void {
+    this.reportHiccup(`a write to the log stream threw (${reasonOf(err)}): its lines were dropped and counted in the middleware's \`dropped\`; later lines still go to the stream`)
+  }
+
+  /**
+   * Whether a stream in the process (see schedule) takes a line now, beside the write in
+   * progress: one that has not asked for a 'drain' (its buffer is under its highWaterMark), that
+   * still takes writes, and whose write() is node's own. It then gets the line at once, as from
+   * morgan: output the app writes to the same stream after the line (from a 'finish' listener of
+   * its own, say) comes after it, as it does with morgan, and not before it, as it would if the
+   * line waited for the write in progress to complete. What the stream holds stays bounded by its
+   * highWaterMark; past it, lines wait here, within maxPending.
+   */
+  private takesMore (): boolean {
+    const stream = this.stream as LogStream & { writableNeedDrain?: unknown, writableEnded?: unknown, destroyed?: unknown }
+    return stream.writableNeedDrain === false && stream.writableEnded !== true && stream.destroyed !== true && !hasOwnWrite(stream)
+  }
+
+  /** Hands `chunk`, a line of `owner`'s (`lines` lines), to the stream now (see takesMore). */
+  private writeAlongside (chunk: unknown, owner: Owner, lines: number): void {
+    const held: HeldWrite = { owners: owner, counts: lines }
+    this.heldWrites.add(held)
+    const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
+    try {
+      (this.stream as Writable).write(chunk as string, calledBack)
+    } catch (err) {
+      // counted here, not again once the stream has closed (see `closedLong`)
+      this.heldWrites.delete(held)
+      owner.dropped += lines
+      this.reportThrown(err)
+    }
   }
 
   /** Writes what is queued, unless the stream is busy; the busy stream's completion calls back. */
@@ -952,9 +990,10 @@ export class Sink implements Output, Flushable {
    * write to a file costs about 18 us of CPU (stream machinery, thread pool, write(2)), several
    * times the cost of formatting a line. A stream in the process (a PassThrough a test reads, a
    * Writable of the app's own) has no such cost to spread: it gets each line at once, as from
-   * morgan, and the lines that come while its write is in progress once it completes, each in a
-   * write of its own, so a test finds the line of a request as soon as the request is answered,
-   * also when a test injector's promise, resolved as the response finishes, tells it so.
+   * morgan, also while a write is in progress as long as its buffer has room (see takesMore), and
+   * otherwise the lines that come meanwhile once that write completes, each in a write of its own,
+   * so a test finds the line of a request as soon as the request is answered, also when a test
+   * injector's promise, resolved as the response finishes, tells it so.
    */
   private schedule (): void {
     if (this.scheduled) return
@@ -1000,7 +1039,7 @@ export class Sink implements Output, Flushable {
       this.writing = undefined
       this.writingOwners = this.writingCounts = undefined
       this.countUnsent(owners, counts)
-      this.reportHiccup(`a write to the log stream threw (${reasonOf(err)}): its lines were dropped and counted in the middleware's \`dropped\`; later lines still go to the stream`)
+      this.reportThrown(err)
       return
     }
     // A 'drain' follows a false only from node's own write(): another writer (a replaced write(),

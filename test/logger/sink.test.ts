@@ -178,8 +178,36 @@ describe('batching', () => {
     assert.equal(await seen((stream) => logger(':url', { stream }) as Middleware), '/injected\n')
   })
 
-  it('sends the lines that arrive while a write is in progress once it completes, in order, each in a write of its own', async () => {
-    const held = new HeldStream(1 << 20)
+  it('hands a line to a stream in the process at once while a write is in progress, when its buffer has room, so output the app writes after the line comes after it, as with morgan', async () => {
+    // The app writes a record of its own to the log stream as each response finishes, after the
+    // logger's line; the stream's first write completes when the test says.
+    const order = async (make: (stream: Writable) => Middleware): Promise<string[]> => {
+      const held = new HeldStream()
+      const record: Handler = (req, res) => {
+        res.on('finish', () => { held.write(`app ${req.url ?? ''}\n`) })
+        answer()(req, res)
+      }
+      const server = await serve([make(held)], record)
+      try {
+        for (const path of ['/1', '/2', '/3']) await request(server.port, { path })
+        await waitFor(() => held.received.length === 1)
+        held.release()
+        await waitFor(() => held.received.length === 6)
+        await settle()
+        return held.received
+      } finally {
+        held.release()
+        await server.close()
+      }
+    }
+    const theirs = await order((stream) => morgan(':url', { stream }))
+    assert.deepEqual(theirs, ['/1\n', 'app /1\n', '/2\n', 'app /2\n', '/3\n', 'app /3\n'])
+    assert.deepEqual(await order((stream) => logger(':url', { stream }) as Middleware), theirs)
+  })
+
+  it('sends the lines that arrive while a write is in progress, to a stream whose buffer is full, once it completes, in order, each in a write of its own', async () => {
+    // (a highWaterMark of one byte: the first line fills the stream's buffer)
+    const held = new HeldStream(1)
     const server = await serve([logger(':url', { stream: held }) as Middleware], answer())
     try {
       await request(server.port, { path: '/first' })
@@ -753,11 +781,13 @@ describe('a stream that is slow or stalls', () => {
       const pad = 'p'.repeat(1000)
       await sendAll(server.port, Array.from({ length: total }, (_, i) => `/${i}`), { 'x-pad': pad })
       await settle()
-      const firstWrite = held.bytes
+      // the lines the stream took while its buffer had room: the first write and those after it
+      const taken = held.bytes + held.writableLength
+      assert.ok(taken <= held.writableHighWaterMark + 2 * 1024, `${taken} bytes in the stream`)
       assert.ok(log.dropped > 0, 'lines were dropped')
       await held.catchUp()
-      // what waited never passed the bound: the first write, then at most maxPending
-      assert.ok(held.bytes <= firstWrite + maxPending, `${held.bytes} bytes reached the stream`)
+      // what waited for the stream never passed the bound
+      assert.ok(held.bytes <= taken + maxPending, `${held.bytes} bytes reached the stream`)
       assertDeliveredOrCounted(held, log, total, watch)
     } finally {
       watch.stop()
@@ -883,7 +913,8 @@ describe('a stream that is slow or stalls', () => {
     const log = logger(':url :req[x-pad]', { stream: held, maxPending: 300 })
     const server = await serve([log as Middleware], answer())
     try {
-      for (let i = 0; i < 10; i++) await request(server.port, { path: `/${i}`, headers: { 'x-pad': 'p'.repeat(100) } })
+      // (about 10 of them fill the stream's buffer, of 1 kB)
+      for (let i = 0; i < 20; i++) await request(server.port, { path: `/${i}`, headers: { 'x-pad': 'p'.repeat(100) } })
       await settle(30)
       assert.ok(log.dropped > 0)
       assert.equal(watch.withCode('FOYER_LOG_LINES_DROPPED').length, 0, 'nothing drained yet')
@@ -904,7 +935,7 @@ describe('a stream the app ends', () => {
   /** A byte stream that completes each write `delay` ms after taking it. */
   class SlowStream extends Writable {
     text = ''
-    constructor (private readonly delay: number) { super() }
+    constructor (private readonly delay: number, highWaterMark?: number) { super({ highWaterMark }) }
     override _write (chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
       this.text += chunk.toString()
       setTimeout(done, this.delay)
@@ -919,9 +950,10 @@ describe('a stream the app ends', () => {
   ]
   for (const [what, replace, text, dropped] of replacedAtEnd) {
     it(`hands a line to it at end() through a write() the app replaced, which ${what}`, async () => {
-      // The first line's write takes 30 ms; the second line waits for it. The app then replaces
-      // write() and ends the stream, which takes the second line through the replacement.
-      const out = new SlowStream(30)
+      // The first line's write takes 30 ms and fills the stream's buffer (of one byte); the
+      // second line waits for it. The app then replaces write() and ends the stream, which takes
+      // the second line through the replacement.
+      const out = new SlowStream(30, 1)
       const log = logger(':url', { stream: out })
       const server = await serve([log as Middleware], answer())
       const watch = watchWarnings()
@@ -1475,9 +1507,10 @@ describe('a stream that fails', () => {
     const watch = watchWarnings()
     let calls = 0
     let completeFirst = (): void => {}
-    // the first write completes when the test says; the second throws at once: the first line of
-    // those that waited for the first write
+    // the first write completes when the test says, and fills the stream's buffer (of one byte);
+    // the second throws at once: the first line of those that waited for the first write
     const stream = new Writable({
+      highWaterMark: 1,
       write (_chunk, _encoding, done) {
         calls++
         if (calls === 1) completeFirst = () => { done() }
@@ -1506,7 +1539,8 @@ describe('a stream that fails', () => {
 
   it('counts the lines it held for each logger when the stream fails while they wait', async () => {
     const watch = watchWarnings()
-    const held = new HeldStream(1 << 20)
+    // (the first line fills the stream's buffer, of one byte)
+    const held = new HeldStream(1)
     const a = logger(':url', { stream: held, skip: (req) => !(req.url ?? '').startsWith('/a') })
     const b = logger(':url', { stream: held, skip: (req) => !(req.url ?? '').startsWith('/b') })
     const server = await serve([a as Middleware, b as Middleware], answer())
@@ -1526,6 +1560,29 @@ describe('a stream that fails', () => {
       await request(server.port, { path: '/a5' })
       await request(server.port, { path: '/b3' })
       assert.deepEqual([a.dropped, b.dropped], [6, 3])
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('counts the lines it handed to a stream beside a write in progress when the stream fails and never completes them', async () => {
+    const watch = watchWarnings()
+    // (the stream's buffer has room for all the lines: they are in it when it fails)
+    const held = new HeldStream(1 << 20)
+    const log = logger(':url', { stream: held })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/0' })
+      await waitFor(() => held.received.length === 1)
+      for (const path of ['/1', '/2', '/3']) await request(server.port, { path })
+      assert.equal(held.writableLength, '/0\n/1\n/2\n/3\n'.length, 'the stream holds them all')
+      held.destroy(new Error('disk gone'))
+      // once their writes have not completed a second after the stream closed
+      await waitFor(() => log.dropped === 4, 3000)
+      await settle()
+      assert.equal(log.dropped, 4)
+      assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
     } finally {
       watch.stop()
       await server.close()
