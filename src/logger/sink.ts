@@ -472,6 +472,8 @@ function hasOwnWrite (stream: LogStream): boolean {
 interface HeldWrite {
   readonly owners: Owner | Owner[]
   readonly counts: number | number[]
+  /** The callback given to the write, by which node's buffer of a stream holds it. */
+  callback?: unknown
 }
 
 /**
@@ -634,6 +636,7 @@ export class Sink implements Output, Flushable {
         const state = stream as { destroyed?: unknown, writableErrored?: unknown }
         if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null) ||
           stream === process.stdout || stream === process.stderr) {
+          if (state.destroyed === true) this.dropBuffered()
           this.fail(err)
         } else {
           this.reportHiccup(`the log stream emitted an error (${reasonOf(err)}) but is still open: lines still go to it`)
@@ -723,6 +726,7 @@ export class Sink implements Output, Flushable {
     const held: HeldWrite = { owners: owner, counts: lines }
     this.heldWrites.add(held)
     const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
+    held.callback = calledBack
     try {
       (this.stream as Writable).write(chunk as string, calledBack)
     } catch (err) {
@@ -881,6 +885,7 @@ export class Sink implements Output, Flushable {
         const held: HeldWrite = { owners: (owners as Owner[])[i] as Owner, counts: (counts as number[])[i] as number }
         this.heldWrites.add(held)
         const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
+        held.callback = calledBack
         try {
           stream.write(chunk, calledBack)
         } catch (err) {
@@ -974,6 +979,7 @@ export class Sink implements Output, Flushable {
     this.heldWrites.add(held)
     try {
       const calledBack = (err?: unknown): void => { this.settleHeld(held, Array.isArray(data) ? data[data.length - 1] : data, err, calledBack) }
+      held.callback = calledBack
       this.send(data, calledBack, owners, counts)
     } catch (err) {
       // counted here, not again once the stream has closed (see `closedLong`)
@@ -1134,6 +1140,7 @@ export class Sink implements Output, Flushable {
       return
     }
     if (destroyed !== true) return
+    this.lostBuffered()
     // (a test's fake timers, with node's own out of reach, would run the grace at once)
     if ((this.inFlight || this.heldWrites.size > 0) && nodeTimersAtHand()) scheduleTimeout(settleClosed, CLOSE_GRACE, this, false)
     if (this.inFlight) {
@@ -1141,6 +1148,39 @@ export class Sink implements Output, Flushable {
       if (this.owners.length > 0) this.flush()
       else this.release()
     }
+  }
+
+  /**
+   * The stream is destroyed: node never writes what it still buffers, and calls those writes back
+   * (with ERR_STREAM_DESTROYED) only once the write in progress completes, which it never does in
+   * a Duplex whose reader has stalled, say. Their lines are counted now rather than a second after
+   * the stream's 'close' (see closedLong), which a stream made with `emitClose: false` never
+   * emits, and which the process may not wait for. Whether any were.
+   */
+  private dropBuffered (): boolean {
+    if (this.heldWrites.size === 0 && this.writingOwners === undefined) return false
+    const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
+    if (!Array.isArray(buffer) || buffer.length === 0) return false
+    const callbacks = new Set((buffer as Array<{ callback?: unknown } | null | undefined>).map((entry) => entry?.callback))
+    let lost = false
+    for (const held of this.heldWrites) {
+      if (held.callback === undefined || !callbacks.has(held.callback)) continue
+      // (its callback, if it ever comes, finds it settled: see settleHeld)
+      this.heldWrites.delete(held)
+      this.countDropped(held.owners, held.counts)
+      lost = true
+    }
+    if (this.writingOwners !== undefined && this.writingCounts !== undefined && callbacks.has(this.onWritten)) {
+      this.countDropped(this.writingOwners, this.writingCounts)
+      this.writingOwners = this.writingCounts = undefined
+      lost = true
+    }
+    return lost
+  }
+
+  /** The stream was destroyed without an error: what it still buffers is lost (see dropBuffered). */
+  lostBuffered (): void {
+    if (this.dropBuffered()) this.fail(new Error('the stream was destroyed before it had written the lines'))
   }
 
   /** The writes the stream has still not called back CLOSE_GRACE ms after it closed are lost. */
@@ -1247,11 +1287,15 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
 function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
   // Destroyed for an error (node destroys a stream that fails): a failure. Once ended, nothing
   // more can be written to it, but what it still writes is overtaken all the same.
-  if ((args[0] === undefined || args[0] === null) && !this.destroyed) {
+  const byTheApp = (args[0] === undefined || args[0] === null) && !this.destroyed
+  if (byTheApp) {
     if (!this.writableEnded) writeOwedLines(this)
     sinkOf(this)?.destroyedByTheApp()
   }
-  return (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
+  const result = (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
+  // (for an error, the stream's 'error' reports it, and what it cut short)
+  if (byTheApp && this.destroyed) sinkOf(this)?.lostBuffered()
+  return result
 }
 
 function holdLinesAtEnd (stream: LogStream): void {

@@ -15,7 +15,7 @@ import { request as httpsRequest } from 'node:https'
 import { createServer as createTcpServer, connect, Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
-import { Writable } from 'node:stream'
+import { PassThrough, Writable } from 'node:stream'
 import { promisify } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import { logger } from '../../src/index.js'
@@ -1269,7 +1269,7 @@ describe('a stream the app ends', () => {
     assert.deepEqual(seen, ['/a\n', 3, 1])
   })
 
-  it('counts every line whose write the stream has not completed a second after the app destroyed it, those that come after too, and says so once', async () => {
+  it('counts every line whose write the stream has not completed a second after the app destroyed it, those it still buffered and those that come after at once, and says so once', async () => {
     // as a Transform nobody reads holds a write without calling it back: node never will once it is destroyed
     const watch = watchWarnings()
     const stream = new HeldStream()
@@ -1282,7 +1282,7 @@ describe('a stream the app ends', () => {
       await closeOf(stream)
       await request(server.port, { path: '/after' })
       await settle()
-      assert.equal(log.dropped, 1, 'the line that came after at once')
+      assert.equal(log.dropped, 30, 'the 29 lines the stream buffered behind the write it holds, and the line that came after, at once')
       await waitFor(() => log.dropped === 31, 3000)
       assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
     } finally {
@@ -1588,6 +1588,32 @@ describe('a stream that fails', () => {
       await server.close()
     }
   })
+
+  for (const [how, error] of [['with an error, as pipeline() destroys it when the other end fails', new Error('downstream failed')], ['by the app, without an error', undefined]] as const) {
+    it(`counts at once the lines a stream still buffers when it is destroyed ${how}, also one that emits no 'close'`, async () => {
+      const watch = watchWarnings()
+      // Nobody reads it: it passes a few lines on to its readable side, and holds the next one in
+      // a write that never completes, and those after it in its buffer. Node calls none of these
+      // back, and a stream made with emitClose: false says nothing more once destroyed.
+      const out = new PassThrough({ highWaterMark: 8, emitClose: false })
+      out.on('error', () => {})
+      const log = logger(':url', { stream: out })
+      const server = await serve([log as Middleware], answer())
+      try {
+        for (let i = 0; i < 6; i++) await request(server.port, { path: `/${i}` })
+        const passedOn = out.readableLength / '/0\n'.length
+        assert.ok(passedOn > 0 && passedOn < 5, `${passedOn} lines passed on`)
+        out.destroy(error)
+        // (well within the second after which a write not called back counts as lost)
+        await settle()
+        assert.equal(log.dropped, 6 - passedOn)
+        assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
+      } finally {
+        watch.stop()
+        await server.close()
+      }
+    })
+  }
 
   it('counts lines for a stream that was destroyed, and says so once', async () => {
     const watch = watchWarnings()
