@@ -636,7 +636,7 @@ export class Sink implements Output, Flushable {
         const state = stream as { destroyed?: unknown, writableErrored?: unknown }
         if (state.destroyed === true || (state.writableErrored !== undefined && state.writableErrored !== null) ||
           stream === process.stdout || stream === process.stderr) {
-          if (state.destroyed === true) this.dropBuffered()
+          if (state.destroyed === true) this.lostBuffered(false)
           this.fail(err)
         } else {
           this.reportHiccup(`the log stream emitted an error (${reasonOf(err)}) but is still open: lines still go to it`)
@@ -1140,7 +1140,7 @@ export class Sink implements Output, Flushable {
       return
     }
     if (destroyed !== true) return
-    this.lostBuffered()
+    this.lostBuffered(true)
     // (a test's fake timers, with node's own out of reach, would run the grace at once)
     if ((this.inFlight || this.heldWrites.size > 0) && nodeTimersAtHand()) scheduleTimeout(settleClosed, CLOSE_GRACE, this, false)
     if (this.inFlight) {
@@ -1153,15 +1153,31 @@ export class Sink implements Output, Flushable {
   /**
    * The stream is destroyed: node never writes what it still buffers, and calls those writes back
    * (with ERR_STREAM_DESTROYED) only once the write in progress completes, which it never does in
-   * a Duplex whose reader has stalled, say. Their lines are counted now rather than a second after
-   * the stream's 'close' (see closedLong), which a stream made with `emitClose: false` never
-   * emits, and which the process may not wait for. Whether any were.
+   * a Duplex whose reader has stalled, say. Their lines are counted in a promise job (a stream
+   * destroyed from its own `_writev()` lists there the chunks it was just given until that
+   * returns), rather than a second after the stream's 'close' (see closedLong), which a stream
+   * made with `emitClose: false` never emits, and which the process may not wait for; `report`:
+   * reported as the stream's failure, when no 'error' of its own does.
    */
+  lostBuffered (report: boolean): void {
+    // (a promise job rather than process.nextTick, which a test's fake timers may hold)
+    Promise.resolve().then(() => {
+      if (this.dropBuffered() && report) this.fail(new Error('the stream was destroyed before it had written the lines'))
+    })
+  }
+
+  /** Counts the lines of the writes the stream still buffers (see lostBuffered); whether any. */
   private dropBuffered (): boolean {
     if (this.heldWrites.size === 0 && this.writingOwners === undefined) return false
-    const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
-    if (!Array.isArray(buffer) || buffer.length === 0) return false
-    const callbacks = new Set((buffer as Array<{ callback?: unknown } | null | undefined>).map((entry) => entry?.callback))
+    let callbacks: Set<unknown>
+    try {
+      const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
+      if (!Array.isArray(buffer) || buffer.length === 0) return false
+      callbacks = new Set((buffer as Array<{ callback?: unknown } | null | undefined>).map((entry) => entry?.callback))
+    } catch {
+      // a stream of the app's whose buffer cannot be read: its writes are settled as before
+      return false
+    }
     let lost = false
     for (const held of this.heldWrites) {
       if (held.callback === undefined || !callbacks.has(held.callback)) continue
@@ -1176,11 +1192,6 @@ export class Sink implements Output, Flushable {
       lost = true
     }
     return lost
-  }
-
-  /** The stream was destroyed without an error: what it still buffers is lost (see dropBuffered). */
-  lostBuffered (): void {
-    if (this.dropBuffered()) this.fail(new Error('the stream was destroyed before it had written the lines'))
   }
 
   /** The writes the stream has still not called back CLOSE_GRACE ms after it closed are lost. */
@@ -1294,7 +1305,7 @@ function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): un
   }
   const result = (this[PREVIOUS_STREAM_DESTROY] as End).apply(this, args)
   // (for an error, the stream's 'error' reports it, and what it cut short)
-  if (byTheApp && this.destroyed) sinkOf(this)?.lostBuffered()
+  if (byTheApp && this.destroyed) sinkOf(this)?.lostBuffered(true)
   return result
 }
 

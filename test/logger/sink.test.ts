@@ -1615,6 +1615,57 @@ describe('a stream that fails', () => {
     })
   }
 
+  it('counts nothing of the lines a stream took in its writev() and then destroyed itself there, as a collector that closes once it has what it needs may', async () => {
+    const watch = watchWarnings()
+    const got: string[] = []
+    const stream = new Writable({
+      // the first write completes later: the lines after it reach writev() together
+      write (chunk: Buffer, _encoding, done) { got.push(chunk.toString()); setTimeout(done, 50) },
+      writev (chunks: Array<{ chunk: Buffer }>, done) {
+        for (const { chunk } of chunks) got.push(chunk.toString())
+        this.destroy()
+        setImmediate(done)
+      }
+    })
+    const log = logger(':url', { stream })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await Promise.all(Array.from({ length: 10 }, async (_, i) => await request(server.port, { path: `/${i}` })))
+      await closeOf(stream)
+      await settle()
+      assert.ok(got.length > 1, 'writev() took lines')
+      assert.equal(got.join('').split('\n').length - 1, 10)
+      assert.equal(log.dropped, 0)
+      assert.deepEqual(watch.withCode('FOYER_LOG_STREAM_ERROR').map((w) => w.message), [])
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
+  it('goes on when a stream of the app\'s cannot show its buffer as it is destroyed', async () => {
+    const watch = watchWarnings()
+    class Strict extends Writable {
+      get writableBuffer (): never { throw new Error('writableBuffer not supported') }
+    }
+    const stream = new Strict({ write (_chunk, _encoding, done) { setTimeout(done, 100) } })
+    stream.on('error', () => {})
+    const log = logger(':url', { stream })
+    const server = await serve([log as Middleware], answer())
+    try {
+      await request(server.port, { path: '/a' })
+      await request(server.port, { path: '/b' })
+      stream.destroy(new Error('downstream failed'))
+      await closeOf(stream)
+      await settle()
+      assert.equal((await request(server.port, { path: '/after' })).status, 200)
+      assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
+    } finally {
+      watch.stop()
+      await server.close()
+    }
+  })
+
   it('counts lines for a stream that was destroyed, and says so once', async () => {
     const watch = watchWarnings()
     const out = new LineCollector()
