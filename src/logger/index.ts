@@ -125,7 +125,7 @@ export interface LoggerOptions<Req extends IncomingMessage = IncomingMessage, Re
    * process, every stream of a worker thread, object-mode streams, plain `{ write }` objects) get
    * one call per line, as with morgan; a byte stream among them (a `stream.Writable` not in object
    * mode) gets them also while a write of the logger's is in progress, as long as its buffer is
-   * under its highWaterMark; once it is full, the lines that come wait for that write to complete. An
+   * under its highWaterMark; while it is full, the lines that come wait for that write to complete. An
    * 'error' on the stream is reported once through process.emitWarning and never crashes the
    * process; lines for it are dropped from then on,
    * unless the stream is left neither destroyed nor errored (then they go on to it, as in morgan).

@@ -709,16 +709,21 @@ export class Sink implements Output, Flushable {
 
   /**
    * Whether a stream in the process (see schedule) takes a line now, beside the write in
-   * progress: one that has not asked for a 'drain' (its buffer is under its highWaterMark), that
-   * still takes writes, and whose write() is node's own. It then gets the line at once, as from
+   * progress: one whose buffer is under its highWaterMark, that still takes writes, and whose
+   * write() is node's own. It then gets the line at once, as from
    * morgan: output the app writes to the same stream after the line (from a 'finish' listener of
    * its own, say) comes after it, as it does with morgan, and not before it, as it would if the
    * line waited for the write in progress to complete. What the stream holds stays bounded by its
    * highWaterMark; past it, lines wait here, within maxPending.
    */
   private takesMore (): boolean {
-    const stream = this.stream as LogStream & { writableNeedDrain?: unknown, writableEnded?: unknown, destroyed?: unknown }
-    return stream.writableNeedDrain === false && stream.writableEnded !== true && stream.destroyed !== true && !hasOwnWrite(stream)
+    const stream = this.stream as LogStream & { writableLength?: unknown, writableHighWaterMark?: unknown, writableEnded?: unknown, destroyed?: unknown }
+    // (not writableNeedDrain: once set, it stays set until the stream is empty, which a stream
+    // that keeps a backlog under steady traffic may never be again)
+    const length = stream.writableLength
+    const highWaterMark = stream.writableHighWaterMark
+    return typeof length === 'number' && typeof highWaterMark === 'number' && length < highWaterMark &&
+      stream.writableEnded !== true && stream.destroyed !== true && !hasOwnWrite(stream)
   }
 
   /** Hands `chunk`, a line of `owner`'s (`lines` lines), to the stream now (see takesMore). */

@@ -205,6 +205,55 @@ describe('batching', () => {
     assert.deepEqual(await order((stream) => logger(':url', { stream }) as Middleware), theirs)
   })
 
+  it('hands a line to a stream in the process at once while a write is in progress, once its buffer is under its highWaterMark again, before it has drained, as with morgan', async () => {
+    /** Holds every write until the test completes them, one by one or all. */
+    class Stepped extends Writable {
+      readonly received: string[] = []
+      private readonly held: Array<() => void> = []
+      private open = false
+      override _write (chunk: Buffer, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+        this.received.push(chunk.toString())
+        if (this.open) done()
+        else this.held.push(() => { done() })
+      }
+
+      step (): void { this.held.shift()?.() }
+      release (): void {
+        this.open = true
+        for (const done of this.held.splice(0)) done()
+      }
+    }
+    const order = async (make: (stream: Writable) => Middleware): Promise<string[]> => {
+      const out = new Stepped({ highWaterMark: 100 })
+      const record: Handler = (req, res) => {
+        res.on('finish', () => { out.write(`F${req.url ?? ''}\n`) })
+        answer()(req, res)
+      }
+      const server = await serve([make(out)], record)
+      try {
+        // a record of the app's fills the buffer: the stream asks for a 'drain', which comes only
+        // once it is empty
+        assert.equal(out.write(`${'B'.repeat(150)}\n`), false)
+        await request(server.port, { path: '/1' })
+        // the record is written: the line of /1 is being written, the buffer far under its mark
+        out.step()
+        await settle()
+        assert.ok(out.writableNeedDrain && out.writableLength < 100)
+        await request(server.port, { path: '/2' })
+        out.release()
+        await waitFor(() => out.received.length === 5)
+        await settle()
+        return out.received.slice(1)
+      } finally {
+        out.release()
+        await server.close()
+      }
+    }
+    const theirs = await order((stream) => morgan(':url', { stream }))
+    assert.deepEqual(theirs, ['/1\n', 'F/1\n', '/2\n', 'F/2\n'])
+    assert.deepEqual(await order((stream) => logger(':url', { stream }) as Middleware), theirs)
+  })
+
   it('sends the lines that arrive while a write is in progress, to a stream whose buffer is full, once it completes, in order, each in a write of its own', async () => {
     // (a highWaterMark of one byte: the first line fills the stream's buffer)
     const held = new HeldStream(1)
