@@ -1104,8 +1104,15 @@ export class Sink implements Output, Flushable {
 
   /** The app destroys the stream, without an error, now: see `overtaken`. */
   destroyedByTheApp (): void {
-    const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
-    this.bufferedAtDestroy = new Set(Array.isArray(buffer) ? (buffer as Array<{ chunk?: unknown, callback?: unknown }>).flatMap((entry) => [entry.chunk, entry.callback]) : [])
+    let buffered: unknown[] = []
+    try {
+      const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
+      // (node lists the entry it is handing to _write() as null meanwhile)
+      if (Array.isArray(buffer)) buffered = (buffer as Array<{ chunk?: unknown, callback?: unknown } | null | undefined>).flatMap((entry) => [entry?.chunk, entry?.callback])
+    } catch {
+      // a stream of the app's whose buffer cannot be read: its writes are settled by their callbacks
+    }
+    this.bufferedAtDestroy = new Set(buffered)
   }
 
   /** `err` is node's report of a write that the app's own destroy() overtook. */
@@ -1158,17 +1165,13 @@ export class Sink implements Output, Flushable {
   /**
    * The stream is destroyed: node never writes what it still buffers, and calls those writes back
    * (with ERR_STREAM_DESTROYED) only once the write in progress completes, which it never does in
-   * a Duplex whose reader has stalled, say. Their lines are counted in a promise job (a stream
-   * destroyed from its own `_writev()` lists there the chunks it was just given until that
-   * returns), rather than a second after the stream's 'close' (see closedLong), which a stream
-   * made with `emitClose: false` never emits, and which the process may not wait for; `report`:
-   * reported as the stream's failure, when no 'error' of its own does.
+   * a Duplex whose reader has stalled, say. Their lines are counted now, rather than a second
+   * after the stream's 'close' (see closedLong), which a stream made with `emitClose: false` never
+   * emits, and which the process may not wait for (an app may exit right after its destroy());
+   * `report`: reported as the stream's failure, when no 'error' of its own does.
    */
   lostBuffered (report: boolean): void {
-    // (a promise job rather than process.nextTick, which a test's fake timers may hold)
-    Promise.resolve().then(() => {
-      if (this.dropBuffered() && report) this.fail(new Error('the stream was destroyed before it had written the lines'))
-    })
+    if (this.dropBuffered() && report) this.fail(new Error('the stream was destroyed before it had written the lines'))
   }
 
   /** Counts the lines of the writes the stream still buffers (see lostBuffered); whether any. */
@@ -1176,6 +1179,10 @@ export class Sink implements Output, Flushable {
     if (this.heldWrites.size === 0 && this.writingOwners === undefined) return false
     let callbacks: Set<unknown>
     try {
+      // While node hands its buffer over (to the stream's _writev(), or one by one to its
+      // _write(), which may destroy the stream from there), the chunks still listed are being
+      // written, or are called back at once, the stream destroyed: none is left behind.
+      if ((this.stream as { _writableState?: { bufferProcessing?: unknown } })._writableState?.bufferProcessing === true) return false
       const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
       if (!Array.isArray(buffer) || buffer.length === 0) return false
       callbacks = new Set((buffer as Array<{ callback?: unknown } | null | undefined>).map((entry) => entry?.callback))

@@ -1664,7 +1664,7 @@ describe('a stream that fails', () => {
     })
   }
 
-  it('counts nothing of the lines a stream took in its writev() and then destroyed itself there, as a collector that closes once it has what it needs may', async () => {
+  it('counts nothing of the lines a stream took in its writev() and then destroyed itself there, as a collector that closes once it has what it needs may', { timeout: 10_000 }, async () => {
     const watch = watchWarnings()
     const got: string[] = []
     const stream = new Writable({
@@ -1692,27 +1692,65 @@ describe('a stream that fails', () => {
     }
   })
 
-  it('goes on when a stream of the app\'s cannot show its buffer as it is destroyed', async () => {
+  for (const [how, error] of [['with an error', new Error('downstream failed')], ['by the app, without an error', undefined]] as const) {
+    it(`goes on when a stream of the app's cannot show its buffer as it is destroyed ${how}`, { timeout: 10_000 }, async () => {
+      const watch = watchWarnings()
+      class Strict extends Writable {
+        get writableBuffer (): never { throw new Error('writableBuffer not supported') }
+      }
+      const stream = new Strict({ write (_chunk, _encoding, done) { setTimeout(done, 100) } })
+      stream.on('error', () => {})
+      const log = logger(':url', { stream })
+      const server = await serve([log as Middleware], answer())
+      try {
+        await request(server.port, { path: '/a' })
+        await request(server.port, { path: '/b' })
+        stream.destroy(error)
+        assert.equal(stream.destroyed, true)
+        await closeOf(stream)
+        await settle()
+        assert.equal((await request(server.port, { path: '/after' })).status, 200)
+        assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
+      } finally {
+        watch.stop()
+        await server.close()
+      }
+    })
+  }
+
+  it('lets a stream destroy itself from its own write(), and counts the lines it had not taken', { timeout: 10_000 }, async () => {
     const watch = watchWarnings()
-    class Strict extends Writable {
-      get writableBuffer (): never { throw new Error('writableBuffer not supported') }
-    }
-    const stream = new Strict({ write (_chunk, _encoding, done) { setTimeout(done, 100) } })
-    stream.on('error', () => {})
+    const got: string[] = []
+    const stream = new Writable({
+      // the first write completes later: the lines after it reach write() one by one, and the
+      // second of them closes the stream
+      write (chunk: Buffer, _encoding, done) {
+        got.push(chunk.toString())
+        if (got.length === 1) { setTimeout(done, 50); return }
+        if (got.length === 3) this.destroy()
+        done()
+      }
+    })
     const log = logger(':url', { stream })
     const server = await serve([log as Middleware], answer())
     try {
-      await request(server.port, { path: '/a' })
-      await request(server.port, { path: '/b' })
-      stream.destroy(new Error('downstream failed'))
+      await Promise.all(Array.from({ length: 6 }, async (_, i) => await request(server.port, { path: `/${i}` })))
       await closeOf(stream)
       await settle()
-      assert.equal((await request(server.port, { path: '/after' })).status, 200)
+      assert.equal(stream.destroyed, true)
+      assert.equal(got.length, 3)
+      assert.equal(log.dropped, 3)
       assert.equal(watch.withCode('FOYER_LOG_STREAM_ERROR').length, 1)
     } finally {
       watch.stop()
       await server.close()
     }
+  })
+
+  it('counts the lines a stream still buffers when the app destroys it and exits in the same turn', async () => {
+    const { stderr } = await run(process.execPath, ['--import', 'tsx', 'test/logger/fixtures/destroy-then-exit.ts'], { env: { ...process.env, TSX_DISABLE_CACHE: '1' } })
+    // the first line is in the write that never completes; the four after it wait in the buffer
+    assert.deepEqual(JSON.parse(stderr.slice(stderr.lastIndexOf('\n') + 1)), { reached: 1, dropped: 4 })
   })
 
   it('counts lines for a stream that was destroyed, and says so once', async () => {
