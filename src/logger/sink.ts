@@ -710,11 +710,11 @@ export class Sink implements Output, Flushable {
   /**
    * Whether a stream in the process (see schedule) takes a line now, beside the write in
    * progress: one whose buffer is under its highWaterMark, that still takes writes, and whose
-   * write() is node's own. It then gets the line at once, as from
-   * morgan: output the app writes to the same stream after the line (from a 'finish' listener of
-   * its own, say) comes after it, as it does with morgan, and not before it, as it would if the
-   * line waited for the write in progress to complete. What the stream holds stays bounded by its
-   * highWaterMark; past it, lines wait here, within maxPending.
+   * write() is node's own. It then gets the line at once, as from morgan: output the app writes to
+   * the same stream after the line (from a 'finish' listener of its own, say) comes after it, as
+   * it does with morgan, and not before it, as it would if the line waited for the write in
+   * progress to complete. What the stream holds stays bounded by its highWaterMark; past it,
+   * lines wait here, within maxPending.
    */
   private takesMore (): boolean {
     const stream = this.stream as LogStream & { writableLength?: unknown, writableHighWaterMark?: unknown, writableEnded?: unknown, destroyed?: unknown }
