@@ -1627,7 +1627,9 @@ describe('a stream that fails', () => {
       for (const path of ['/1', '/2', '/3']) await request(server.port, { path })
       assert.equal(held.writableLength, '/0\n/1\n/2\n/3\n'.length, 'the stream holds them all')
       held.destroy(new Error('disk gone'))
-      // once their writes have not completed a second after the stream closed
+      await settle()
+      assert.equal(log.dropped, 3, 'the lines still in its buffer, at once')
+      // and the line of the write it holds, once that has not completed a second after it closed
       await waitFor(() => log.dropped === 4, 3000)
       await settle()
       assert.equal(log.dropped, 4)
