@@ -652,7 +652,7 @@ export class Sink implements Output, Flushable {
     if (this.dead) { owner.dropped += lines; return }
     if (!this.batched && !this.waiting) { this.write(endLine ? (line as string) + '\n' : line, owner, lines); return }
     if (this.inFlight && this.bytes === undefined && this.owners.length === 0 && this.takesMore()) {
-      this.writeAlongside(endLine ? (line as string) + '\n' : line, owner, lines)
+      this.writeAlongside(endLine ? (line as string) + '\n' : line as string, owner, lines)
       return
     }
     const size = sizeOf(line) + (endLine ? 1 : 0)
@@ -727,18 +727,29 @@ export class Sink implements Output, Flushable {
   }
 
   /** Hands `chunk`, a line of `owner`'s (`lines` lines), to the stream now (see takesMore). */
-  private writeAlongside (chunk: unknown, owner: Owner, lines: number): void {
-    const held: HeldWrite = { owners: owner, counts: lines }
+  private writeAlongside (chunk: string, owner: Owner, lines: number): void {
+    try {
+      this.writeTracked(chunk, { owners: owner, counts: lines })
+    } catch (err) {
+      owner.dropped += lines
+      this.reportThrown(err)
+    }
+  }
+
+  /**
+   * Writes `chunk`, the lines of `held`, with a callback of its own that settles them (see
+   * settleHeld). A write that throws is forgotten (its lines are counted by the caller, not again
+   * once the stream has closed: see closedLong), and the error passed on.
+   */
+  private writeTracked (chunk: string, held: HeldWrite): void {
     this.heldWrites.add(held)
     const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
     held.callback = calledBack
     try {
-      (this.stream as Writable).write(chunk as string, calledBack)
+      (this.stream as Writable).write(chunk, calledBack)
     } catch (err) {
-      // counted here, not again once the stream has closed (see `closedLong`)
       this.heldWrites.delete(held)
-      owner.dropped += lines
-      this.reportThrown(err)
+      throw err
     }
   }
 
@@ -887,17 +898,8 @@ export class Sink implements Output, Flushable {
       for (let i = 0; i < data.length - 1; i++) {
         const chunk = data[i] as string
         if (!track) { stream.write(chunk); this.sent = i + 1; continue }
-        const held: HeldWrite = { owners: (owners as Owner[])[i] as Owner, counts: (counts as number[])[i] as number }
-        this.heldWrites.add(held)
-        const calledBack = (err?: unknown): void => { this.settleHeld(held, chunk, err, calledBack) }
-        held.callback = calledBack
-        try {
-          stream.write(chunk, calledBack)
-        } catch (err) {
-          // counted by the caller (see countUnsent), not again once the stream has closed
-          this.heldWrites.delete(held)
-          throw err
-        }
+        // (a write that throws is counted by the caller: see countUnsent)
+        this.writeTracked(chunk, { owners: (owners as Owner[])[i] as Owner, counts: (counts as number[])[i] as number })
         this.sent = i + 1
       }
       last = data[data.length - 1]
