@@ -80,9 +80,9 @@ function normalise (ours: Outcome, theirs: Outcome, size: Sizes): Outcome {
   const message = error.message
   if (typeof stackHead === 'string' && typeof message === 'string' && typeof reference.stackHead === 'string') {
     const stackStart = `${String(error.name)}: ${message}\n`
-    const ours = stackStart.split('\n', 1)[0] === stackHead
-    if (ours && stackStart.replace(message, message).split('\n', 1)[0] === reference.stackHead) stackHead = reference.stackHead
-    else if (ours && /\$[&`]/.test(message) && reference.stackHead.startsWith(stackStart.slice(0, stackStart.indexOf('$')))) stackHead = reference.stackHead
+    const startsWithMessage = stackStart.split('\n', 1)[0] === stackHead
+    if (startsWithMessage && stackStart.replace(message, message).split('\n', 1)[0] === reference.stackHead) stackHead = reference.stackHead
+    else if (startsWithMessage && /\$[&`]/.test(message) && reference.stackHead.startsWith(stackStart.slice(0, stackStart.indexOf('$')))) stackHead = reference.stackHead
   }
   const normalised: NonNullable<Seen['error']> = { ...error, keys, props, stackHead }
   // the reply is JSON: an unset `type` is absent, not undefined
