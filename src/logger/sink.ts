@@ -1106,15 +1106,7 @@ export class Sink implements Output, Flushable {
 
   /** The app destroys the stream, without an error, now: see `overtaken`. */
   destroyedByTheApp (): void {
-    let buffered: unknown[] = []
-    try {
-      const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
-      // (node lists the entry it is handing to _write() as null meanwhile)
-      if (Array.isArray(buffer)) buffered = (buffer as Array<{ chunk?: unknown, callback?: unknown } | null | undefined>).flatMap((entry) => [entry?.chunk, entry?.callback])
-    } catch {
-      // a stream of the app's whose buffer cannot be read: its writes are settled by their callbacks
-    }
-    this.bufferedAtDestroy = new Set(buffered)
+    this.bufferedAtDestroy = new Set((bufferedWrites(this.stream) ?? []).flatMap((entry) => [entry.chunk, entry.callback]))
   }
 
   /** `err` is node's report of a write that the app's own destroy() overtook. */
@@ -1179,19 +1171,20 @@ export class Sink implements Output, Flushable {
   /** Counts the lines of the writes the stream still buffers (see lostBuffered); whether any. */
   private dropBuffered (): boolean {
     if (this.heldWrites.size === 0 && this.writingOwners === undefined) return false
-    let callbacks: Set<unknown>
+    let processing: unknown
     try {
-      // While node hands its buffer over (to the stream's _writev(), or one by one to its
-      // _write(), which may destroy the stream from there), the chunks still listed are being
-      // written, or are called back at once, the stream destroyed: none is left behind.
-      if ((this.stream as { _writableState?: { bufferProcessing?: unknown } })._writableState?.bufferProcessing === true) return false
-      const buffer = (this.stream as { writableBuffer?: unknown }).writableBuffer
-      if (!Array.isArray(buffer) || buffer.length === 0) return false
-      callbacks = new Set((buffer as Array<{ callback?: unknown } | null | undefined>).map((entry) => entry?.callback))
+      processing = (this.stream as { _writableState?: { bufferProcessing?: unknown } })._writableState?.bufferProcessing
     } catch {
-      // a stream of the app's whose buffer cannot be read: its writes are settled as before
+      // a stream of the app's that cannot show its state: its writes are settled by their callbacks
       return false
     }
+    // While node hands its buffer over (to the stream's _writev(), or one by one to its _write(),
+    // which may destroy the stream from there), the chunks still listed are being written, or are
+    // called back at once, the stream destroyed: none is left behind.
+    if (processing === true) return false
+    const buffer = bufferedWrites(this.stream)
+    if (buffer === undefined || buffer.length === 0) return false
+    const callbacks = new Set(buffer.map((entry) => entry.callback))
     let lost = false
     for (const held of this.heldWrites) {
       if (held.callback === undefined || !callbacks.has(held.callback)) continue
@@ -1307,6 +1300,27 @@ function endAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknow
   // Ended or destroyed already, it takes nothing more: the lines are counted as any later line.
   if (!this.writableEnded && !this.destroyed) writeOwedLines(this)
   return (this[PREVIOUS_STREAM_END] as End).apply(this, args)
+}
+
+interface BufferedWrite {
+  chunk?: unknown
+  callback?: unknown
+}
+
+/**
+ * The writes node still buffers for `stream` (its `writableBuffer`), or undefined when it shows
+ * none: a stream of the app's whose buffer cannot be read has its writes settled by their
+ * callbacks. The entry node is handing to _write() meanwhile is listed as null: left out.
+ */
+function bufferedWrites (stream: unknown): BufferedWrite[] | undefined {
+  let buffer: unknown
+  try {
+    buffer = (stream as { writableBuffer?: unknown }).writableBuffer
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(buffer)) return undefined
+  return (buffer as Array<BufferedWrite | null | undefined>).filter((entry): entry is BufferedWrite => entry !== null && entry !== undefined)
 }
 
 function destroyAfterHeldLines (this: Writable & Ending, ...args: unknown[]): unknown {
